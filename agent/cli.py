@@ -1,0 +1,66 @@
+"""The `rlpilot` command: every tool as a subcommand, built from its input model.
+
+`rlpilot --help` must stay fast, so it reads only `tools.catalog`; a tool's module (and
+pydantic) is imported only once its subcommand is chosen.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tools.catalog import CATALOG, GROUPS, find
+
+USAGE = "usage: rlpilot COMMAND [ARGS] [--json]"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        code = _dispatch(argv)
+    except KeyboardInterrupt:
+        print("rlpilot: interrupted", file=sys.stderr)
+        code = 130
+    sys.exit(code)
+
+
+def _dispatch(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_overview())
+        return 0
+    if argv[0] == "--version":
+        from importlib.metadata import version
+
+        print(f"rlpilot {version('rlpilot')}")
+        return 0
+    entry, used = find(argv)
+    if entry is None:
+        group = [e for e in CATALOG if e.command[0] == argv[0]]
+        if group and (len(argv) == 1 or argv[1] in ("-h", "--help")):
+            print(_overview(argv[0]))
+            return 0
+        print(f"rlpilot: unknown command {' '.join(argv[:2])!r}\n{USAGE}\nrun `rlpilot --help` for the list",
+              file=sys.stderr)
+        return 2
+    from agent.tool_cli import run_tool
+
+    return run_tool(entry, argv[used:])
+
+
+def _overview(group: str | None = None) -> str:
+    entries = [e for e in CATALOG if group is None or e.command[0] == group]
+    width = max(len(" ".join(e.command)) for e in entries) + 2
+    lines = [USAGE, ""]
+    if group:
+        lines += [GROUPS.get(group, ""), ""]
+    else:
+        lines += ["rlpilot trains language models with RL on verifiers environments.", "", "commands:"]
+    for entry in entries:
+        lines.append(f"  {' '.join(entry.command):<{width}}{entry.summary}")
+    lines += ["", "`rlpilot COMMAND --help` shows a command's options; --json prints the result as JSON.",
+              f"state: {Path('.rlpilot')} in the workspace, or RLPILOT_HOME"]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

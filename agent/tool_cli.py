@@ -1,0 +1,124 @@
+"""Run one tool from the command line: flags from its input model, output by the Output rules.
+
+With `--json`, stdout carries exactly the result model; progress and errors go to stderr.
+Exit codes: 0 success, 1 the check found errors or the action failed, 2 bad input or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import json
+import sys
+import tomllib
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+from tools.catalog import ToolEntry
+from tools.contract import BadInput, Context, Event, Tool, ToolError, arg_of, load
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> typing.NoReturn:
+        self.exit(2, f"rlpilot {self.prog.split(' ', 1)[-1]}: {message}\n{self.format_usage()}")
+
+
+def build_parser(tool: Tool) -> argparse.ArgumentParser:
+    parser = _Parser(prog=f"rlpilot {' '.join(tool.entry.command)}", description=tool.entry.summary)
+    for name, info in tool.input_model.model_fields.items():
+        arg = arg_of(info)
+        kind, many = _base_type(info.annotation)
+        options: dict[str, Any] = {"help": info.description, "dest": name}
+        if arg.metavar:
+            options["metavar"] = arg.metavar
+        if kind is bool:
+            options["action"] = argparse.BooleanOptionalAction if info.default else "store_true"
+        elif kind is dict:
+            options.update(nargs="+", metavar=arg.metavar or "KEY=VALUE")
+        else:
+            choices = _choices(kind)
+            if choices:
+                options["choices"] = choices
+            if many:
+                options["nargs"] = "+" if info.is_required() else "*"
+        if arg.positional:
+            options.pop("dest")
+            if not info.is_required() and "nargs" not in options:
+                options["nargs"] = "?"
+            parser.add_argument(name, **options)
+        else:
+            flags = [arg.flag or "--" + name.replace("_", "-")] + ([arg.short] if arg.short else [])
+            if info.is_required():
+                options["required"] = True
+            parser.add_argument(*flags, **options)
+    parser.add_argument("--json", action="store_true", dest="as_json", help="print the result as JSON on stdout")
+    return parser
+
+
+def run_tool(entry: ToolEntry, argv: list[str]) -> int:
+    tool = load(entry)
+    namespace = vars(build_parser(tool).parse_args(argv))
+    as_json = namespace.pop("as_json")
+    arguments = {k: v for k, v in namespace.items() if v is not None}
+    ctx = Context(workspace=Path.cwd(), emit=_print_event)
+    try:
+        arguments = {k: _from_cli(tool, k, v) for k, v in arguments.items()}
+        result = tool.call(arguments, ctx)
+    except ToolError as error:
+        print(f"rlpilot {' '.join(entry.command)}: {error.one_line()}", file=sys.stderr)
+        return error.exit_code
+    print(result.model_dump_json(indent=2) if as_json else result.render())
+    return result.exit_code()
+
+
+def _from_cli(tool: Tool, name: str, value: Any) -> Any:
+    kind, _ = _base_type(tool.input_model.model_fields[name].annotation)
+    if kind is dict:
+        return dict(_key_value(item) for item in value)
+    return value
+
+
+def _key_value(item: str) -> tuple[str, Any]:
+    """`trainer.optim.lr=3e-6` -> ("trainer.optim.lr", 3e-06): values are TOML, else text."""
+    key, sep, raw = item.partition("=")
+    if not sep or not key:
+        raise BadInput("bad-argument", f"{item!r} is not KEY=VALUE", "write e.g. orchestrator.batch_size=256")
+    try:
+        return key.strip(), tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return key.strip(), raw
+
+
+def _base_type(annotation: Any) -> tuple[Any, bool]:
+    """The flag's element type, and whether it takes several values."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _base_type(inner[0])
+    if origin is typing.Annotated:
+        return _base_type(typing.get_args(annotation)[0])
+    if origin in (list, tuple, set):
+        return typing.get_args(annotation)[0], True
+    if origin is dict:
+        return dict, False
+    return annotation, False
+
+
+def _choices(kind: Any) -> list[str] | None:
+    if typing.get_origin(kind) is typing.Literal:
+        return [str(v) for v in typing.get_args(kind)]
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return [str(m.value) for m in kind]
+    return None
+
+
+def _print_event(event: Event) -> None:
+    if event.get("type") == "progress":
+        total = event.get("total") or "?"
+        print(f"  {event.get('label', 'progress')}: {event.get('done')}/{total}", file=sys.stderr)
+    elif event.get("type") == "log":
+        print(f"  {event.get('line', '')}", file=sys.stderr)
+    else:
+        print(f"  {json.dumps(event)}", file=sys.stderr)

@@ -1,0 +1,64 @@
+"""Every tool, listed once.
+
+This module imports nothing heavy on purpose: `rlpilot --help` reads it to list the commands
+without importing pydantic or any tool's dependencies. `tools.contract.load` imports a tool's
+function when it is actually used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Effect(StrEnum):
+    """What calling a tool does to the world; the gate layer asks first for `external`."""
+
+    READ = "read"
+    LOCAL_WRITE = "local-write"
+    EXTERNAL = "external"
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    name: str  # the agent's tool name, e.g. "config_check"
+    command: tuple[str, ...]  # the CLI path, e.g. ("config", "check")
+    target: str  # "module:function"
+    effect: Effect
+    summary: str
+
+
+CATALOG: tuple[ToolEntry, ...] = (
+    ToolEntry(
+        "stack_info",
+        ("stack",),
+        "tools.stack:stack_info",
+        Effect.READ,
+        "Which parts of the training stack are installed and what they can do.",
+    ),
+)
+
+# One-line descriptions of the command groups, for `rlpilot --help` and `rlpilot GROUP`.
+GROUPS: dict[str, str] = {
+    "config": "Check, edit, tune and migrate training configs.",
+    "eval": "Smoke-eval environments and judge their rewards.",
+    "env": "Check, install and publish environments.",
+    "train": "Launch and follow training runs.",
+}
+
+
+def find(command: list[str]) -> tuple[ToolEntry | None, int]:
+    """The entry whose command path is the longest prefix of `command`, and that length."""
+    best: tuple[ToolEntry | None, int] = (None, 0)
+    for entry in CATALOG:
+        size = len(entry.command)
+        if tuple(command[:size]) == entry.command and size > best[1]:
+            best = (entry, size)
+    return best
+
+
+def by_name(name: str) -> ToolEntry:
+    for entry in CATALOG:
+        if entry.name == name:
+            return entry
+    raise KeyError(name)

@@ -1,0 +1,49 @@
+"""The config dialects and which installed versions speak which one.
+
+Facts: shared/research/prime-rl.md section 0 (release dates and eras) and section 4 (`prime
+train` takes prime-rl's own config since the CLI left the lab-era shared-LoRA format).
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+
+class Dialect(StrEnum):
+    HOSTED_LAB = "hosted-lab"
+    CLASSIC = "prime-rl-classic"  # prime-rl <= v0.5
+    TRANSITION = "prime-rl-transition"  # v0.6 - v0.7
+    CURRENT = "prime-rl-current"  # v0.8 and main
+
+
+# prime 0.6.26 (2026-08-19) still took the lab-era format; 0.18.0 takes prime-rl's own config
+# and runs evals on the platform only. Which release in between switched is unconfirmed, so
+# the first release after the last known lab-era one stands for the switch.
+FIRST_PRIME_CLI_WITH_NATIVE_TRAIN = (0, 7, 0)
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """`0.8.1.dev3` -> (0, 8, 1). Only the leading numeric release counts."""
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", version)
+    if not match:
+        raise ValueError(f"not a version: {version!r}")
+    return tuple(int(part) for part in match.group(1).split("."))
+
+
+def dialect_for_prime_rl(version: str) -> Dialect:
+    release = version_tuple(version)[:2]
+    if release < (0, 6):
+        return Dialect.CLASSIC
+    if release < (0, 8):
+        return Dialect.TRANSITION
+    return Dialect.CURRENT
+
+
+def prime_cli_is_native(version: str) -> bool:
+    return version_tuple(version) >= FIRST_PRIME_CLI_WITH_NATIVE_TRAIN
+
+
+def dialect_for_prime_cli(version: str) -> Dialect:
+    """The dialect `prime train` (or the older `prime rl`) of this CLI version accepts."""
+    return Dialect.CURRENT if prime_cli_is_native(version) else Dialect.HOSTED_LAB

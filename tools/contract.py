@@ -1,0 +1,150 @@
+"""The tool contract: one typed function per capability.
+
+A tool is a function `(args: InputModel, ctx: Context) -> ResultModel`, listed once in
+`tools.catalog`. The CLI subcommand, the JSON schema the language model sees and the MCP tool
+are all derived from that function's two models, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import importlib
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from tools.catalog import Effect, ToolEntry
+
+
+class ToolError(Exception):
+    """A failure the user can act on: a stable code, what went wrong, and what to do."""
+
+    exit_code = 1
+
+    def __init__(self, code: str, message: str, hint: str = ""):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+
+    def one_line(self) -> str:
+        text = f"{self.message} ({self.code})"
+        return f"{text}; {self.hint}" if self.hint else text
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "hint": self.hint}
+
+
+class BadInput(ToolError):
+    """The request itself is wrong (a missing file, a malformed value): exit code 2."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Arg:
+    """CLI and schema hints for one input field, attached with `Annotated[T, Arg(...)]`.
+
+    `user_decision` marks a field that only a person may set (`--yes`, `--force`, skipping an
+    upload): it becomes a CLI flag but never appears in the schema the model sees.
+    """
+
+    positional: bool = False
+    short: str | None = None
+    flag: str | None = None
+    metavar: str | None = None
+    user_decision: bool = False
+
+
+def arg_of(info: Any) -> Arg:
+    return next((m for m in info.metadata if isinstance(m, Arg)), Arg())
+
+
+class ToolResult(BaseModel):
+    """Base of every result model. `render` is the human view; `--json` prints the model."""
+
+    def render(self) -> str:
+        return self.model_dump_json(indent=2)
+
+    def exit_code(self) -> int:
+        return 0
+
+
+Event = dict[str, Any]
+
+
+@dataclass
+class Context:
+    """What a tool may use besides its input: where it works, and a way to report progress.
+
+    Events are plain dicts (`{"type": "progress", "done": 3, "total": 60, "label": ...}`,
+    `{"type": "log", "line": ...}`) so every surface can render them its own way.
+    """
+
+    workspace: Path = field(default_factory=Path.cwd)
+    emit: Callable[[Event], None] = lambda event: None
+
+
+@dataclass(frozen=True)
+class Tool:
+    entry: ToolEntry
+    func: Callable[[Any, Context], ToolResult]
+    input_model: type[BaseModel]
+    result_model: type[ToolResult]
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def effect(self) -> Effect:
+        return self.entry.effect
+
+    def model_schema(self) -> dict[str, Any]:
+        """The input schema offered to a language model or an MCP client: no user decisions."""
+        schema = self.input_model.model_json_schema()
+        hidden = [name for name, info in self.input_model.model_fields.items() if arg_of(info).user_decision]
+        for name in hidden:
+            schema.get("properties", {}).pop(name, None)
+            if name in schema.get("required", []):
+                schema["required"].remove(name)
+        return schema
+
+    def parse(self, arguments: dict[str, Any]) -> BaseModel:
+        try:
+            return self.input_model.model_validate(arguments)
+        except ValidationError as error:
+            raise BadInput("bad-argument", describe_validation_error(error), self.usage_hint()) from None
+
+    def call(self, arguments: dict[str, Any], ctx: Context | None = None) -> ToolResult:
+        return self.func(self.parse(arguments), ctx or Context())
+
+    def usage_hint(self) -> str:
+        return f"see `rlpilot {' '.join(self.entry.command)} --help`"
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    parts = []
+    for problem in error.errors():
+        where = ".".join(str(p) for p in problem["loc"]) or "input"
+        parts.append(f"{where}: {problem['msg']}")
+    return "; ".join(parts)
+
+
+_loaded: dict[str, Tool] = {}
+
+
+def load(entry: ToolEntry) -> Tool:
+    """Import a catalog entry's function and read its two models from the type hints."""
+    if entry.name in _loaded:
+        return _loaded[entry.name]
+    module_name, func_name = entry.target.split(":")
+    func = getattr(importlib.import_module(module_name), func_name)
+    hints = typing.get_type_hints(func)
+    params = [hints[name] for name in func.__code__.co_varnames[: func.__code__.co_argcount]]
+    tool = Tool(entry=entry, func=func, input_model=params[0], result_model=hints["return"])
+    _loaded[entry.name] = tool
+    return tool

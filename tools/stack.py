@@ -1,0 +1,316 @@
+"""`rlpilot stack`: what the user's training stack is, and what it can do.
+
+The playbook's commands work only on some versions, so every other tool starts from this.
+Packages are asked of the workspace's interpreter in a subprocess, because rlpilot may live in
+an environment of its own (`uv tool install`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from tools import process
+from tools.configs.eras import (
+    Dialect,
+    dialect_for_prime_cli,
+    dialect_for_prime_rl,
+    prime_cli_is_native,
+    version_tuple,
+)
+from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
+from tools.workspace import Interpreter, search_path, workspace_interpreter
+
+PROBE = Path(__file__).with_name("stack_probe.py")
+PRIME_CONFIG = Path("~/.prime/config.json")
+
+HOW_TO_GET = {
+    "prime": "install the Prime CLI: `uv tool install prime`",
+    "verifiers": "add verifiers to the workspace: `uv add 'verifiers>=0.4'`",
+    "uv": "install uv: `pip install uv` (or see docs.astral.sh/uv)",
+    "prime_rl": "clone prime-rl and pass `--prime-rl PATH` (or set RLPILOT_PRIME_RL)",
+    "gpus": "local training needs NVIDIA GPUs; without them use Hosted Training (`prime train`)",
+    "logged_in": "log in with `prime login`, or export PRIME_API_KEY",
+}
+
+
+class StackInput(BaseModel):
+    prime_rl: Annotated[
+        Path | None,
+        Arg(metavar="PATH"),
+        Field(description="A prime-rl checkout (default: RLPILOT_PRIME_RL, then the current directory)."),
+    ] = None
+
+
+class Package(BaseModel):
+    version: str
+    path: str | None = Field(None, description="The executable or interpreter that was asked.")
+
+
+class PrimeRL(BaseModel):
+    path: str
+    version: str
+    dialect: Dialect
+    commit: str | None = None
+    found_by: str
+
+
+class GPU(BaseModel):
+    index: int
+    name: str
+    memory_mib: int
+    source: str
+
+
+class Capability(BaseModel):
+    name: str
+    available: bool
+    via: str | None = Field(None, description="The command rlpilot will use for it.")
+    missing: str | None = Field(None, description="What to do to get it.")
+
+
+class ConfigTarget(BaseModel):
+    dialect: Dialect
+    why: str
+
+
+class StackResult(ToolResult):
+    workspace: str
+    interpreter: str
+    python: Package | None
+    prime: Package | None
+    verifiers: Package | None
+    uv: Package | None
+    prime_rl: PrimeRL | None
+    gpus: list[GPU] | None
+    logged_in: bool
+    login_source: str | None
+    capabilities: list[Capability]
+    config_dialect: ConfigTarget
+    missing: dict[str, str] = Field(default_factory=dict, description="How to get each absent part.")
+
+    def render(self) -> str:
+        def show(part: Package | None) -> str:
+            return f"{part.version}  ({part.path})" if part else "not found"
+
+        lines = [
+            f"workspace    {self.workspace}",
+            f"python       {show(self.python)}",
+            f"prime        {show(self.prime)}",
+            f"verifiers    {show(self.verifiers)}",
+            f"uv           {show(self.uv)}",
+            "prime-rl     "
+            + (f"{self.prime_rl.version} at {self.prime_rl.path} ({self.prime_rl.dialect})"
+               if self.prime_rl else "not found"),
+            "gpus         "
+            + (", ".join(f"{g.name} ({g.memory_mib} MiB)" for g in self.gpus) if self.gpus else "none"),
+            f"logged in    {'yes (' + str(self.login_source) + ')' if self.logged_in else 'no'}",
+            "",
+            "capabilities",
+        ]
+        for cap in self.capabilities:
+            mark = "yes" if cap.available else "no "
+            detail = cap.via if cap.available else cap.missing
+            lines.append(f"  {mark}  {cap.name:<17} {detail}")
+        lines += ["", f"config dialect to target: {self.config_dialect.dialect} ({self.config_dialect.why})"]
+        return "\n".join(lines)
+
+
+def stack_info(args: StackInput, ctx: Context) -> StackResult:
+    environ = dict(os.environ)
+    interpreter = workspace_interpreter(ctx.workspace, environ)
+    environ["PATH"] = search_path(interpreter, environ)
+    environ["PRIME_DISABLE_VERSION_CHECK"] = "1"  # no network call just to print a version
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        probe = pool.submit(_probe_interpreter, interpreter, environ, False)
+        prime = pool.submit(_cli_version, "prime", ["--version"], environ)
+        uv = pool.submit(_cli_version, "uv", ["--version"], environ)
+        smi = pool.submit(_nvidia_smi, environ)
+        probe_report, prime, uv, gpus = probe.result(), prime.result(), uv.result(), smi.result()
+
+    packages = probe_report.get("packages", {})
+    if gpus is None and packages.get("torch"):
+        gpus = _torch_gpus(_probe_interpreter(interpreter, environ, True))
+    verifiers = None
+    if packages.get("verifiers"):
+        verifiers = Package(version=packages["verifiers"], path=str(interpreter.python))
+    prime_rl = _find_prime_rl(args.prime_rl, ctx.workspace, environ)
+    logged_in, login_source = _login(environ)
+    result = StackResult(
+        workspace=str(ctx.workspace),
+        interpreter=f"{interpreter.python} (found by {interpreter.found_by})",
+        python=Package(version=probe_report["python"], path=str(interpreter.python)),
+        prime=prime,
+        verifiers=verifiers,
+        uv=uv,
+        prime_rl=prime_rl,
+        gpus=gpus or None,
+        logged_in=logged_in,
+        login_source=login_source,
+        capabilities=[],
+        config_dialect=_config_target(prime, prime_rl, gpus),
+    )
+    result.capabilities = _capabilities(result, environ)
+    result.missing = {
+        part: how for part, how in HOW_TO_GET.items()
+        if getattr(result, part) in (None, False)
+    }
+    return result
+
+
+def _probe_interpreter(interpreter: Interpreter, environ: dict[str, str], torch_gpus: bool) -> dict:
+    argv = [interpreter.python, PROBE] + (["--torch-gpus"] if torch_gpus else [])
+    outcome = process.run(argv, env=environ, timeout=120)
+    if not outcome.ok:
+        raise ToolError(
+            "interpreter-failed",
+            f"the workspace interpreter {interpreter.python} could not report its packages: "
+            f"{outcome.last_lines()}",
+            "check that this environment works (`python -c pass`), or point VIRTUAL_ENV at another one",
+        )
+    return json.loads(outcome.stdout_tail[-1])
+
+
+def _cli_version(program: str, argv: list[str], environ: dict[str, str]) -> Package | None:
+    path = process.which(program, environ)
+    if not path:
+        return None
+    outcome = process.run([path, *argv], env=environ, timeout=60)
+    match = re.search(r"(\d+\.\d+(?:\.\d+)?\S*)", outcome.stdout)
+    if not outcome.ok or not match:
+        return None
+    return Package(version=match.group(1), path=path)
+
+
+def _nvidia_smi(environ: dict[str, str]) -> list[GPU] | None:
+    """GPUs as nvidia-smi sees them; None when there is no nvidia-smi to ask."""
+    path = process.which("nvidia-smi", environ)
+    if not path:
+        return None
+    query = ["--query-gpu=index,name,memory.total", "--format=csv,noheader,nounits"]
+    outcome = process.run([path, *query], env=environ, timeout=30)
+    if not outcome.ok:
+        return []
+    gpus = []
+    for line in outcome.stdout_tail:
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) == 3 and fields[0].isdigit() and fields[2].isdigit():
+            gpus.append(GPU(index=int(fields[0]), name=fields[1], memory_mib=int(fields[2]), source="nvidia-smi"))
+    return gpus
+
+
+def _torch_gpus(report: dict) -> list[GPU]:
+    return [GPU(**gpu, source="torch") for gpu in report.get("torch_gpus", [])]
+
+
+def _find_prime_rl(explicit: Path | None, workspace: Path, environ: dict[str, str]) -> PrimeRL | None:
+    if explicit is not None:
+        candidates = [(explicit, "--prime-rl")]
+    elif environ.get("RLPILOT_PRIME_RL"):
+        candidates = [(Path(environ["RLPILOT_PRIME_RL"]), "RLPILOT_PRIME_RL")]
+    else:
+        candidates = [(workspace, "current directory")]
+    path, found_by = candidates[0]
+    checkout = _read_prime_rl_checkout(path)
+    if checkout is None and found_by != "current directory":
+        raise BadInput(
+            "not-a-prime-rl-checkout",
+            f"{path} (from {found_by}) is not a prime-rl checkout: no pyproject.toml named prime-rl",
+            "point it at the folder you cloned prime-rl into",
+        )
+    if checkout is None:
+        return None
+    version, commit = checkout
+    return PrimeRL(path=str(path.resolve()), version=version, dialect=dialect_for_prime_rl(version),
+                   commit=commit, found_by=found_by)
+
+
+def _read_prime_rl_checkout(path: Path) -> tuple[str, str | None] | None:
+    try:
+        project = tomllib.loads((path / "pyproject.toml").read_text()).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    if project.get("name") != "prime-rl" or "version" not in project:
+        return None
+    return str(project["version"]), _git_commit(path / ".git")
+
+
+def _git_commit(git_dir: Path) -> str | None:
+    """The checked-out commit, read from the files so no git binary is needed."""
+    try:
+        head = (git_dir / "HEAD").read_text().strip()
+        if head.startswith("ref: "):
+            return (git_dir / head[5:]).read_text().strip()
+        return head
+    except OSError:
+        return None
+
+
+def _login(environ: dict[str, str]) -> tuple[bool, str | None]:
+    if environ.get("PRIME_API_KEY"):
+        return True, "PRIME_API_KEY"
+    config = PRIME_CONFIG.expanduser()
+    try:
+        if json.loads(config.read_text()).get("api_key"):
+            return True, str(config)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return False, None
+
+
+def _config_target(prime: Package | None, prime_rl: PrimeRL | None, gpus: list[GPU] | None) -> ConfigTarget:
+    if prime_rl and gpus:
+        return ConfigTarget(dialect=prime_rl.dialect, why=f"local training with prime-rl {prime_rl.version}")
+    if prime:
+        dialect = dialect_for_prime_cli(prime.version)
+        return ConfigTarget(dialect=dialect, why=f"Hosted Training through prime {prime.version}")
+    if prime_rl:
+        return ConfigTarget(dialect=prime_rl.dialect, why=f"the prime-rl {prime_rl.version} checkout")
+    return ConfigTarget(dialect=Dialect.CURRENT, why="nothing installed pins one; what `prime train` takes today")
+
+
+def _capabilities(stack: StackResult, environ: dict[str, str]) -> list[Capability]:
+    prime_native = stack.prime is not None and prime_cli_is_native(stack.prime.version)
+    login = None if stack.logged_in else HOW_TO_GET["logged_in"]
+
+    if stack.verifiers and process.which("vf-eval", environ):
+        flags = "" if _at_least(stack.verifiers, (0, 4)) else " (verifiers <= 0.3 flags)"
+        local_eval = Capability(name="local-eval", available=True, via="vf-eval" + flags)
+    elif stack.prime and not prime_native:
+        local_eval = Capability(name="local-eval", available=True, via="prime eval run ... -s (local)")
+    else:
+        local_eval = Capability(name="local-eval", available=False, missing=HOW_TO_GET["verifiers"])
+
+    def needs_prime(name: str, via: str, needs_login: bool) -> Capability:
+        if not stack.prime:
+            return Capability(name=name, available=False, missing=HOW_TO_GET["prime"])
+        if needs_login and login:
+            return Capability(name=name, available=False, missing=login)
+        return Capability(name=name, available=True, via=via)
+
+    train_via = "prime train CONFIG (prime-rl config)" if prime_native else "prime rl CONFIG (lab-era config)"
+    if stack.prime_rl and stack.gpus:
+        local_train = Capability(name="local-training", available=True, via="uv run rl @ CONFIG")
+    else:
+        absent = [HOW_TO_GET[p] for p in ("prime_rl", "gpus") if not getattr(stack, p)]
+        local_train = Capability(name="local-training", available=False, missing="; ".join(absent))
+    return [
+        local_eval,
+        needs_prime("hosted-eval", "prime eval run OWNER/ENV --hosted", needs_login=True),
+        needs_prime("env-install", "prime env install", needs_login=False),
+        needs_prime("env-push", "prime env push --visibility PUBLIC|PRIVATE", needs_login=True),
+        needs_prime("hosted-training", train_via, needs_login=True),
+        local_train,
+    ]
+
+
+def _at_least(package: Package, release: tuple[int, ...]) -> bool:
+    return version_tuple(package.version) >= release
