@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class Delta(BaseModel):
     """One config change: which key of which file, from what, to what, and why."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
 
     file: str | None = None
     key: str
