@@ -1,0 +1,70 @@
+"""The tool contract as users and other surfaces see it: every catalog entry, the CLI rules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools.catalog import CATALOG, Effect
+from tools.contract import ToolResult, arg_of, load
+
+RLPILOT = Path(sys.executable).parent / "rlpilot"
+HEAVY = ("torch", "vllm", "verifiers", "openai", "pydantic")
+
+
+def test_help_imports_no_heavy_module():
+    code = (
+        "import sys, json\n"
+        "sys.argv = ['rlpilot', '--help']\n"
+        "from agent.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+    assert "stack" in done.stdout
+
+
+@pytest.mark.parametrize("entry", CATALOG, ids=lambda e: e.name)
+def test_every_catalog_entry_loads_with_typed_models(entry):
+    tool = load(entry)
+    assert issubclass(tool.result_model, ToolResult)
+    assert isinstance(entry.effect, Effect)
+    schema = tool.model_schema()
+    assert schema["type"] == "object"
+    for name, info in tool.input_model.model_fields.items():
+        if arg_of(info).user_decision:
+            assert name not in schema.get("properties", {}), f"{entry.name}: {name} is the user's decision"
+
+
+def test_tool_names_are_unique():
+    names = [e.name for e in CATALOG]
+    commands = [e.command for e in CATALOG]
+    assert len(set(names)) == len(names) and len(set(commands)) == len(commands)
+
+
+def _rlpilot(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([RLPILOT, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_unknown_command_and_bad_flag_exit_2(tmp_path):
+    unknown = _rlpilot("frobnicate", cwd=tmp_path)
+    assert unknown.returncode == 2 and "unknown command" in unknown.stderr and unknown.stdout == ""
+    bad_flag = _rlpilot("stack", "--no-such-flag", cwd=tmp_path)
+    assert bad_flag.returncode == 2 and "unrecognized arguments" in bad_flag.stderr
+
+
+def test_json_output_is_exactly_one_document(tmp_path):
+    done = _rlpilot("stack", "--json", cwd=tmp_path)
+    assert done.returncode == 0
+    assert isinstance(json.loads(done.stdout), dict)
+
+
+def test_subcommand_help_lists_flags_from_the_input_model(tmp_path):
+    done = _rlpilot("stack", "--help", cwd=tmp_path)
+    assert done.returncode == 0
+    assert "--prime-rl PATH" in done.stdout and "--json" in done.stdout

@@ -1,0 +1,110 @@
+"""The subprocess runner: real child processes, real signals."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tools import process
+from tools.contract import BadInput
+from tools.secrets import MASK
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in state  # a zombie has already died
+
+
+def _python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path):
+    pid_file = tmp_path / "grandchild.pid"
+    # The grandchild ignores SIGTERM, so only the group-wide SIGKILL after the grace period ends it.
+    code = f"""
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c",
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+open({str(pid_file)!r}, "w").write(str(child.pid))
+print("started", flush=True)
+time.sleep(600)
+"""
+    started = time.monotonic()
+    result = process.run(_python(code), timeout=2)
+    assert result.timed_out and not result.ok
+    assert result.stdout_tail == ["started"]
+    assert time.monotonic() - started < 20
+    grandchild = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild)
+
+
+def test_stdin_is_closed_so_a_prompt_cannot_hang():
+    result = process.run(_python("name = input('username: ')"), timeout=20)
+    assert not result.timed_out
+    assert result.returncode != 0
+    assert "EOFError" in result.stderr
+
+
+def test_lines_stream_to_the_callback_while_the_process_runs(tmp_path):
+    go = tmp_path / "go"
+    # The child waits for a file that only the callback creates: without streaming this times out.
+    code = f"""
+import os, time
+print("ready", flush=True)
+while not os.path.exists({str(go)!r}):
+    time.sleep(0.01)
+print("done", flush=True)
+"""
+    seen = []
+
+    def on_line(stream, line):
+        seen.append((stream, line))
+        if line == "ready":
+            go.touch()
+
+    result = process.run(_python(code), timeout=20, on_line=on_line)
+    assert result.ok
+    assert seen == [("stdout", "ready"), ("stdout", "done")]
+
+
+def test_secrets_are_redacted_from_output_tails_callbacks_and_argv():
+    key = "sk-live-0123456789abcdefghij"
+    slack = "xoxb-1111-2222-abcdefghijkl"
+    env = dict(os.environ, OPENAI_API_KEY=key, MY_SERVICE_TOKEN="tok-secret-value-42")
+    code = (
+        "import os, sys; print('key is', os.environ['OPENAI_API_KEY']);"
+        "print('auth: Bearer abc.def.ghi123456', file=sys.stderr);"
+        f"print('slack {slack}'); print('token', os.environ['MY_SERVICE_TOKEN'])"
+    )
+    lines = []
+    result = process.run(_python(code) + ["--api-key", key], env=env, timeout=20,
+                         on_line=lambda s, line: lines.append(line))
+    everything = "\n".join(lines + result.stdout_tail + result.stderr_tail + result.argv)
+    for secret in (key, slack, "tok-secret-value-42", "abc.def.ghi123456"):
+        assert secret not in everything
+    assert result.stdout_tail[0] == f"key is {MASK}"
+    assert result.argv[-1] == MASK
+
+
+def test_exit_code_and_tail_are_kept():
+    result = process.run(_python("import sys\nfor i in range(1000): print(i)\nsys.exit(3)"),
+                         timeout=20, keep_lines=10)
+    assert result.returncode == 3 and not result.ok
+    assert result.stdout_tail == [str(i) for i in range(990, 1000)]
+
+
+def test_a_missing_program_is_bad_input():
+    with pytest.raises(BadInput) as raised:
+        process.run(["rlpilot-no-such-program"], timeout=5)
+    assert raised.value.code == "program-not-found"
