@@ -108,3 +108,20 @@ def test_a_missing_program_is_bad_input():
     with pytest.raises(BadInput) as raised:
         process.run(["rlpilot-no-such-program"], timeout=5)
     assert raised.value.code == "program-not-found"
+
+
+def test_an_interrupted_run_leaves_nothing_running(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    code = (f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid()));"
+            "print('up', flush=True); time.sleep(600)")
+
+    def interrupt(stream, line):
+        raise KeyboardInterrupt  # what Ctrl-C raises in the main thread while a tool runs
+
+    with pytest.raises(KeyboardInterrupt):
+        process.run(_python(code), timeout=60, on_line=interrupt)
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)

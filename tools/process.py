@@ -104,23 +104,28 @@ def run(
     open_streams = len(readers)
     deadline = started + timeout
     timed_out = False
-    while open_streams:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            timed_out = True
-            _kill_group(child)
-            break
-        try:
-            name, line = lines.get(timeout=min(remaining, 0.2))
-        except queue.Empty:
-            continue
-        if line is None:
-            open_streams -= 1
-            continue
-        clean = redact(line.rstrip("\n"))
-        tails[name].append(clean)
-        if on_line:
-            on_line(name, clean)
+    try:
+        while open_streams:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                _kill_group(child)
+                break
+            try:
+                name, line = lines.get(timeout=min(remaining, 0.2))
+            except queue.Empty:
+                continue
+            if line is None:
+                open_streams -= 1
+                continue
+            clean = redact(line.rstrip("\n"))
+            tails[name].append(clean)
+            if on_line:
+                on_line(name, clean)
+    except BaseException:
+        # Ctrl-C (or a failing callback) cancels the work: nothing we started may outlive it.
+        _kill_group(child)
+        raise
 
     try:
         returncode = child.wait(timeout=_GRACE_SECONDS)
