@@ -36,6 +36,20 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Which parts of the training stack are installed and what they can do.",
     ),
+    ToolEntry(
+        "eval_summarize",
+        ("eval", "summarize"),
+        "tools.evals.summarize:eval_summarize",
+        Effect.READ,
+        "Summarize an eval run's rewards per example group and judge whether it is ready for RL.",
+    ),
+    ToolEntry(
+        "eval_samples",
+        ("eval", "samples"),
+        "tools.evals.samples:eval_samples",
+        Effect.READ,
+        "Show a few rollouts of an eval run (prompt, reply, reward, errors): worst, best or random.",
+    ),
 )
 
 # One-line descriptions of the command groups, for `rlpilot --help` and `rlpilot GROUP`.

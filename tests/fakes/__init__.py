@@ -1,0 +1,1 @@
+"""Fakes at the process boundary only: real servers that real clients talk to over loopback."""

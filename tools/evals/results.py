@@ -1,0 +1,241 @@
+"""Reading eval runs: verifiers 0.4 `traces.jsonl`, and the legacy `results.jsonl` + `metadata.json`.
+
+Facts (shared/research/verifiers-prime.md 2.1 and 2.3, checked against verifiers 0.4.0 output):
+- a `traces.jsonl` line is one Episode: `task.data.idx` identifies the example, `ok` and
+  `errors` say whether it failed, and each trace's `rewards` maps a name to `{score, weight}` or
+  null. No scalar reward is stored: it is the sum of score x weight over the non-null rewards.
+  An errored rollout can still exit 0, so `ok` is what counts, not the CLI's exit status.
+- a legacy `results.jsonl` row carries `example_id`, `reward` and, on failure, `error`.
+
+A line that does not parse (a run cut off mid-write, a hand edit) is counted and skipped with
+its file and line number; the rest of the run is still read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from tools.contract import BadInput
+
+Format = Literal["traces", "legacy"]
+
+TRACES_FILE = "traces.jsonl"
+LEGACY_RESULTS = "results.jsonl"
+LEGACY_METADATA = "metadata.json"
+VALIDATE_SUMMARY = "summary.json"  # vf-validate writes a results.jsonl of its own beside it
+
+# A directory argument is searched this deep for runs (outputs/evals/<env--model>/<id>/ is 3).
+_SEARCH_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    format: Format
+    results: Path
+    metadata: Path | None = None
+
+
+@dataclass(slots=True)
+class Rollout:
+    example: str
+    reward: float | None  # None when the rollout errored or nothing scored it
+    error: str | None  # "Type: message" of the first error, when it failed
+    line: int
+
+    @property
+    def errored(self) -> bool:
+        return self.error is not None
+
+
+@dataclass
+class Skipped:
+    line: int
+    why: str
+
+
+@dataclass
+class RunData:
+    files: RunFiles
+    rollouts: list[Rollout] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def locate(path: Path) -> RunFiles:
+    """The run that PATH names: a results file, a run directory, or a folder of runs (the newest)."""
+    if not path.exists():
+        raise BadInput("no-such-path", f"{path} does not exist",
+                       "pass a run directory (outputs/<run>) or its traces.jsonl / results.jsonl")
+    if path.is_file():
+        return _run_of_file(path)
+    direct = _run_in_dir(path)
+    if direct:
+        return direct
+    candidates = [f for name in (TRACES_FILE, LEGACY_RESULTS) for f in _walk(path, name, _SEARCH_DEPTH)]
+    runs = [run for run in (_run_in_dir(f.parent) for f in candidates) if run]
+    if not runs:
+        raise BadInput("no-eval-run", f"no eval run found in {path} (looked for {TRACES_FILE}, or "
+                       f"{LEGACY_RESULTS} with {LEGACY_METADATA}, up to {_SEARCH_DEPTH} folders deep)",
+                       "run `rlpilot eval run ENV` first, or pass the run directory it printed")
+    return max(runs, key=lambda run: run.results.stat().st_mtime)
+
+
+def _walk(root: Path, name: str, depth: int) -> Iterator[Path]:
+    if depth == 0:
+        return
+    try:
+        children = list(root.iterdir())
+    except OSError:
+        return
+    for child in children:
+        if child.is_dir() and not child.name.startswith("."):
+            if (child / name).is_file():
+                yield child / name
+            yield from _walk(child, name, depth - 1)
+
+
+def _run_in_dir(folder: Path) -> RunFiles | None:
+    if (folder / TRACES_FILE).is_file():
+        return RunFiles("traces", folder / TRACES_FILE)
+    if (folder / LEGACY_RESULTS).is_file() and (folder / LEGACY_METADATA).is_file():
+        return RunFiles("legacy", folder / LEGACY_RESULTS, folder / LEGACY_METADATA)
+    return None
+
+
+def _run_of_file(path: Path) -> RunFiles:
+    if path.name == LEGACY_RESULTS and (path.parent / VALIDATE_SUMMARY).is_file() \
+            and not (path.parent / LEGACY_METADATA).is_file():
+        raise BadInput("validate-run", f"{path} holds vf-validate checks, not eval rollouts",
+                       "use `rlpilot env check ENV` for validation; pass an eval run here")
+    if path.name == LEGACY_METADATA:
+        path = path.with_name(LEGACY_RESULTS)
+        if not path.is_file():
+            raise BadInput("no-eval-run", f"{path} is missing beside its metadata.json",
+                           "pass the run directory that holds both files")
+    if path.name == TRACES_FILE or _first_record_looks_like_episode(path):
+        return RunFiles("traces", path)
+    metadata = path.with_name(LEGACY_METADATA)
+    return RunFiles("legacy", path, metadata if metadata.is_file() else None)
+
+
+def _first_record_looks_like_episode(path: Path) -> bool:
+    with path.open("rb") as handle:
+        for raw in handle:
+            if raw.strip():
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    return False
+                return isinstance(record, dict) and "traces" in record and "task" in record
+    return False
+
+
+def read_run(files: RunFiles) -> RunData:
+    run = RunData(files=files, metadata=_read_metadata(files.metadata))
+    extract = _episode_rollout if files.format == "traces" else _legacy_rollout
+    for number, record, why in records(files.results):
+        if why is None:
+            try:
+                run.rollouts.append(extract(record, number))
+                if not run.metadata and files.format == "traces":
+                    run.metadata = _episode_metadata(record)
+                continue
+            except (KeyError, TypeError, ValueError, AttributeError) as error:
+                why = f"not a {'verifiers episode' if files.format == 'traces' else 'results row'} ({error})"
+        run.skipped.append(Skipped(number, why))
+    return run
+
+
+def records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
+    """(line number, parsed record or None, why it was skipped or None) for each non-blank line."""
+    loads = json.loads
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                record = loads(raw)
+            except ValueError:
+                if raw.strip():
+                    yield number, None, "not valid JSON (a truncated or garbled line)"
+                continue
+            if type(record) is not dict:
+                yield number, None, "not a JSON object"
+            else:
+                yield number, record, None
+
+
+def read_line(path: Path, number: int) -> dict[str, Any]:
+    with path.open("rb") as handle:
+        for current, raw in enumerate(handle, 1):
+            if current == number:
+                return json.loads(raw)
+    raise BadInput("line-gone", f"{path}:{number} no longer exists", "the run file changed; read it again")
+
+
+def _read_metadata(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise BadInput("bad-metadata", f"{path} is not valid JSON ({error})",
+                       "restore it from the run, or pass results.jsonl alone") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _episode_metadata(episode: dict[str, Any]) -> dict[str, Any]:
+    """What legacy runs keep in metadata.json, read off an episode: its env and model."""
+    agent = next(iter(episode["traces"]), {}).get("agent", {})
+    return {"env_id": (episode.get("env") or {}).get("id"), "model": agent.get("config", {}).get("model")}
+
+
+def scored_traces(episode: dict[str, Any]) -> list[dict[str, Any]]:
+    """The policy's traces: a judge or simulated user is untrainable and carries no reward."""
+    traces = episode["traces"]
+    return [t for t in traces if t.get("agent", {}).get("trainable", True)] or traces
+
+
+def trace_reward(trace: dict[str, Any]) -> float | None:
+    total, scored = 0.0, False
+    for reward in trace.get("rewards", {}).values():
+        if reward is not None:
+            total += float(reward["score"]) * float(reward.get("weight", 1.0))
+            scored = True
+    return total if scored else None
+
+
+def _episode_rollout(episode: dict[str, Any], number: int) -> Rollout:
+    task = episode["task"]
+    data = task.get("data") or {}
+    example = data.get("idx", task.get("key"))
+    # Several policy traces (best-of-n and the like) make one rollout: their mean reward.
+    rewards = [r for r in map(trace_reward, scored_traces(episode)) if r is not None]
+    error = None
+    if not episode.get("ok", False):
+        errors = list(episode.get("errors") or []) + [e for t in episode["traces"] for e in t.get("errors") or []]
+        error = _error_text(errors[0]) if errors else ("timed out" if episode.get("is_timeout") else "not ok")
+    elif not rewards:
+        error = "no reward recorded"
+    reward = sum(rewards) / len(rewards) if rewards and error is None else None
+    return Rollout(str(example), reward, error, number)
+
+
+def _legacy_rollout(row: dict[str, Any], number: int) -> Rollout:
+    example = row["example_id"]
+    failure = row.get("error")
+    if failure:
+        return Rollout(str(example), None, _error_text(failure), number)
+    reward = row.get("reward")
+    if reward is None:
+        return Rollout(str(example), None, "no reward recorded", number)
+    return Rollout(str(example), float(reward), None, number)
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        kind, message = error.get("type") or error.get("error_type"), error.get("message") or error.get("error")
+        return f"{kind}: {message}" if kind and message else str(message or kind or error)
+    return str(error)
