@@ -13,6 +13,12 @@ from tools.catalog import CATALOG, GROUPS, find
 
 USAGE = "usage: rlpilot COMMAND [ARGS] [--json]"
 
+# Commands that are not tools: the surfaces, and the session list.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "chat": ("agent.chat:main", "Chat with rlpilot (offline: slash commands over the same tools)."),
+    "sessions": ("agent.chat:sessions_main", "List chat sessions; resume one with `rlpilot chat --session ID`."),
+}
+
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
@@ -33,6 +39,11 @@ def _dispatch(argv: list[str]) -> int:
 
         print(f"rlpilot {version('rlpilot')}")
         return 0
+    if argv[0] in COMMANDS:
+        import importlib
+
+        module, func = COMMANDS[argv[0]][0].split(":")
+        return getattr(importlib.import_module(module), func)(argv[1:])
     entry, used = find(argv)
     if entry is None:
         group = [e for e in CATALOG if e.command[0] == argv[0]]
@@ -48,15 +59,16 @@ def _dispatch(argv: list[str]) -> int:
 
 
 def _overview(group: str | None = None) -> str:
-    entries = [e for e in CATALOG if group is None or e.command[0] == group]
-    width = max(len(" ".join(e.command)) for e in entries) + 2
+    rows = [(" ".join(e.command), e.summary) for e in CATALOG if group is None or e.command[0] == group]
+    if group is None:
+        rows = [(name, summary) for name, (_, summary) in COMMANDS.items()] + rows
+    width = max(len(name) for name, _ in rows) + 2
     lines = [USAGE, ""]
     if group:
         lines += [GROUPS.get(group, ""), ""]
     else:
         lines += ["rlpilot trains language models with RL on verifiers environments.", "", "commands:"]
-    for entry in entries:
-        lines.append(f"  {' '.join(entry.command):<{width}}{entry.summary}")
+    lines += [f"  {name:<{width}}{summary}" for name, summary in rows]
     lines += ["", "`rlpilot COMMAND --help` shows a command's options; --json prints the result as JSON.",
               f"state: {Path('.rlpilot')} in the workspace, or RLPILOT_HOME"]
     return "\n".join(lines)

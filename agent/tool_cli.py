@@ -57,14 +57,22 @@ def build_parser(tool: Tool) -> argparse.ArgumentParser:
     return parser
 
 
-def run_tool(entry: ToolEntry, argv: list[str]) -> int:
-    tool = load(entry)
+def parse_arguments(tool: Tool, argv: list[str]) -> tuple[dict[str, Any], bool]:
+    """The tool's arguments from a command line, and whether --json was asked for.
+
+    Usage errors exit (argparse's way, code 2); a malformed KEY=VALUE raises BadInput.
+    """
     namespace = vars(build_parser(tool).parse_args(argv))
     as_json = namespace.pop("as_json")
-    arguments = {k: v for k, v in namespace.items() if v is not None}
+    arguments = {k: _from_cli(tool, k, v) for k, v in namespace.items() if v is not None}
+    return arguments, as_json
+
+
+def run_tool(entry: ToolEntry, argv: list[str]) -> int:
+    tool = load(entry)
     ctx = Context(workspace=Path.cwd(), emit=_print_event)
     try:
-        arguments = {k: _from_cli(tool, k, v) for k, v in arguments.items()}
+        arguments, as_json = parse_arguments(tool, argv)
         result = tool.call(arguments, ctx)
     except ToolError as error:
         print(f"rlpilot {' '.join(entry.command)}: {error.one_line()}", file=sys.stderr)

@@ -37,8 +37,8 @@ def test_every_catalog_entry_loads_with_typed_models(entry):
     schema = tool.model_schema()
     assert schema["type"] == "object"
     for name, info in tool.input_model.model_fields.items():
-        if arg_of(info).user_decision:
-            assert name not in schema.get("properties", {}), f"{entry.name}: {name} is the user's decision"
+        if arg_of(info).user_decision or arg_of(info).cli_only:
+            assert name not in schema.get("properties", {}), f"{entry.name}: {name} is hidden from models"
 
 
 def test_tool_names_are_unique():

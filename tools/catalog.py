@@ -50,6 +50,13 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Show a few rollouts of an eval run (prompt, reply, reward, errors): worst, best or random.",
     ),
+    ToolEntry(
+        "report",
+        ("report",),
+        "agent.report:report",
+        Effect.READ,
+        "The four-part report of a session: deltas applied, why, observed metrics, next step with stop conditions.",
+    ),
 )
 
 # One-line descriptions of the command groups, for `rlpilot --help` and `rlpilot GROUP`.

@@ -49,7 +49,8 @@ class Arg:
     """CLI and schema hints for one input field, attached with `Annotated[T, Arg(...)]`.
 
     `user_decision` marks a field that only a person may set (`--yes`, `--force`, skipping an
-    upload): it becomes a CLI flag but never appears in the schema the model sees.
+    upload): it becomes a CLI flag but never appears in the schema the model sees. `cli_only`
+    hides a field the agent fills in itself (such as the current session).
     """
 
     positional: bool = False
@@ -57,6 +58,7 @@ class Arg:
     flag: str | None = None
     metavar: str | None = None
     user_decision: bool = False
+    cli_only: bool = False
 
 
 def arg_of(info: Any) -> Arg:
@@ -86,6 +88,7 @@ class Context:
 
     workspace: Path = field(default_factory=Path.cwd)
     emit: Callable[[Event], None] = lambda event: None
+    session_id: str | None = None  # set when a chat session calls the tool
 
 
 @dataclass(frozen=True)
@@ -103,11 +106,16 @@ class Tool:
     def effect(self) -> Effect:
         return self.entry.effect
 
+    @property
+    def hidden_fields(self) -> set[str]:
+        """Fields a model may not set: the user's decisions, and what the agent fills in."""
+        return {name for name, info in self.input_model.model_fields.items()
+                if arg_of(info).user_decision or arg_of(info).cli_only}
+
     def model_schema(self) -> dict[str, Any]:
-        """The input schema offered to a language model or an MCP client: no user decisions."""
+        """The input schema offered to a language model or an MCP client: no hidden fields."""
         schema = self.input_model.model_json_schema()
-        hidden = [name for name, info in self.input_model.model_fields.items() if arg_of(info).user_decision]
-        for name in hidden:
+        for name in self.hidden_fields:
             schema.get("properties", {}).pop(name, None)
             if name in schema.get("required", []):
                 schema["required"].remove(name)

@@ -96,6 +96,20 @@ class StackResult(ToolResult):
     config_dialect: ConfigTarget
     missing: dict[str, str] = Field(default_factory=dict, description="How to get each absent part.")
 
+    def brief(self) -> str:
+        """A few lines for the system prompt: versions, and what works or what is missing."""
+        def part(name: str, value: Package | None) -> str:
+            return f"{name} {value.version}" if value else f"no {name}"
+
+        parts = [part("python", self.python), part("prime", self.prime), part("verifiers", self.verifiers),
+                 f"prime-rl {self.prime_rl.version} ({self.prime_rl.dialect})" if self.prime_rl else "no prime-rl",
+                 f"{len(self.gpus)} GPU(s)" if self.gpus else "no GPUs",
+                 "logged in to Prime" if self.logged_in else "not logged in to Prime"]
+        lines = ["; ".join(parts) + "."]
+        lines += [f"- {c.name}: {'via ' + str(c.via) if c.available else 'unavailable: ' + str(c.missing)}"
+                  for c in self.capabilities]
+        return "\n".join(lines)
+
     def render(self) -> str:
         def show(part: Package | None) -> str:
             return f"{part.version}  ({part.path})" if part else "not found"

@@ -1,0 +1,186 @@
+"""The model client: Chat Completions with streaming and tool calls, on any OpenAI-compatible API.
+
+Retries (tenacity) cover what a retry can fix: 429 (honouring Retry-After), 5xx, timeouts and
+dropped connections. Other 4xx mean the request is wrong and are raised at once.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from configs import defaults
+from tools.contract import BadInput
+
+MAX_RETRY_AFTER_S = 60.0
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str
+    model: str
+    api_key_var: str
+    source: str  # where the choice came from, to say so to the user
+
+    def api_key(self) -> str:
+        # A local server often needs no key; the SDK insists on one.
+        return os.environ.get(self.api_key_var) or "EMPTY"
+
+
+def resolve_endpoint(workspace: Path, base_url: str | None = None, model: str | None = None,
+                     alias: str | None = None, api_key_var: str = "OPENAI_API_KEY") -> Endpoint | None:
+    """Flags, then an alias from configs/endpoints.toml, then configs/rlpilot.toml, then
+    the usual key variables. None means offline: no model to talk to."""
+    if alias:
+        return _from_alias(workspace, alias, model)
+    if base_url:
+        return Endpoint(base_url, model or "default", api_key_var, "--base-url")
+    for choice in defaults.load(workspace).get("assistant", []):
+        if os.environ.get(choice["api_key_var"]):
+            return Endpoint(choice["base_url"], model or choice["model"], choice["api_key_var"],
+                            f"configs/rlpilot.toml ({choice['api_key_var']} is set)")
+    return None
+
+
+def _from_alias(workspace: Path, alias: str, model: str | None) -> Endpoint:
+    path = workspace / "configs" / "endpoints.toml"
+    try:
+        entries = tomllib.loads(path.read_text()).get("endpoint", [])
+    except FileNotFoundError:
+        raise BadInput("no-endpoints-file", f"--endpoint {alias}: {path} does not exist",
+                       "create it with [[endpoint]] tables (endpoint_id, model, url, key)") from None
+    except tomllib.TOMLDecodeError as error:
+        raise BadInput("bad-endpoints-file", f"{path}: {error}", "fix the TOML syntax") from None
+    for entry in entries:
+        if entry.get("endpoint_id") == alias:
+            return Endpoint(entry["url"], model or entry["model"], entry.get("key") or entry.get("api_key_var")
+                            or "OPENAI_API_KEY", f"{path} [{alias}]")
+    known = ", ".join(e.get("endpoint_id", "?") for e in entries) or "none"
+    raise BadInput("unknown-endpoint", f"no endpoint {alias!r} in {path} (known: {known})",
+                   "add an [[endpoint]] with that endpoint_id")
+
+
+class ModelError(Exception):
+    """The model endpoint failed in a way retrying did not fix; the message says what to do."""
+
+
+def _explain(error: Exception, endpoint: Endpoint) -> ModelError:
+    where = f"{endpoint.model} at {endpoint.base_url}"
+    if isinstance(error, openai.AuthenticationError):
+        return ModelError(f"{where} refused the API key in ${endpoint.api_key_var}; set a valid key")
+    if isinstance(error, openai.NotFoundError):
+        return ModelError(f"{where}: model or route not found; check --model and --base-url")
+    if isinstance(error, openai.APIStatusError):
+        return ModelError(f"{where} answered HTTP {error.status_code}: {error.message}")
+    if isinstance(error, openai.APITimeoutError):
+        return ModelError(f"{where} did not answer in time, even after retries")
+    return ModelError(f"could not reach {where} ({type(error).__name__}); is the server running?")
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # raw JSON text, as the model wrote it
+
+
+@dataclass
+class Reply:
+    text: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    def message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.text or None}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return message
+
+
+def _retryable(error: BaseException) -> bool:
+    if isinstance(error, openai.APIStatusError):
+        return error.status_code == 429 or error.status_code >= 500
+    return isinstance(error, openai.APITimeoutError | openai.APIConnectionError | httpx.TransportError)
+
+
+def _wait(retry_state) -> float:
+    error = retry_state.outcome.exception()
+    response = getattr(error, "response", None)
+    if response is not None and response.headers.get("retry-after"):
+        try:
+            return min(float(response.headers["retry-after"]), MAX_RETRY_AFTER_S)
+        except ValueError:
+            pass
+    return wait_exponential_jitter(multiplier=0.5, max=20)(retry_state)
+
+
+class ModelClient:
+    def __init__(self, endpoint: Endpoint, *, stream: bool = True, timeout: float | None = None,
+                 attempts: int = 5):
+        self.endpoint = endpoint
+        self.stream = stream
+        self._client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(),
+                                     timeout=timeout or defaults.agent_setting("request_timeout_s"),
+                                     max_retries=0)  # tenacity owns retries, so they are counted once
+        self._complete = retry(retry=retry_if_exception(_retryable), wait=_wait,
+                               stop=stop_after_attempt(attempts), reraise=True)(self._complete_once)
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 on_text: Callable[[str], None] | None = None) -> Reply:
+        try:
+            return self._complete(messages, tools, on_text)
+        except (openai.APIError, httpx.TransportError) as error:
+            raise _explain(error, self.endpoint) from error
+
+    def _complete_once(self, messages, tools, on_text) -> Reply:
+        request: dict[str, Any] = {"model": self.endpoint.model, "messages": messages}
+        if tools:
+            request["tools"] = tools
+        if not self.stream:
+            response = self._client.chat.completions.create(**request)
+            choice = response.choices[0].message
+            calls = [ToolCall(c.id, c.function.name, c.function.arguments or "") for c in choice.tool_calls or []]
+            usage = response.usage
+            if on_text and choice.content:
+                on_text(choice.content)
+            return Reply(choice.content or "", calls, usage and usage.prompt_tokens,
+                         usage and usage.completion_tokens)
+        return self._streamed(request, on_text)
+
+    def _streamed(self, request: dict[str, Any], on_text) -> Reply:
+        chunks = self._client.chat.completions.create(**request, stream=True,
+                                                      stream_options={"include_usage": True})
+        text: list[str] = []
+        calls: dict[int, ToolCall] = {}
+        reply = Reply("")
+        for chunk in chunks:
+            if chunk.usage:
+                reply.prompt_tokens = chunk.usage.prompt_tokens
+                reply.completion_tokens = chunk.usage.completion_tokens
+            for choice in chunk.choices:
+                delta = choice.delta
+                if delta.content:
+                    text.append(delta.content)
+                    if on_text:
+                        on_text(delta.content)
+                for part in delta.tool_calls or []:
+                    call = calls.setdefault(part.index, ToolCall("", "", ""))
+                    call.id = part.id or call.id
+                    if part.function:
+                        call.name += part.function.name or ""
+                        call.arguments += part.function.arguments or ""
+        reply.text = "".join(text)
+        reply.tool_calls = [calls[i] for i in sorted(calls)]
+        return reply

@@ -1,0 +1,151 @@
+"""The four-part report, built from what the session's tools recorded, never from the model.
+
+1. the config deltas applied (the edits the config tools actually wrote), 2. why each,
+3. the observed metrics and failure signatures (numbers the eval and diagnose tools computed),
+4. the next tuning step with its stop conditions. The model may add notes in prose.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from agent.sessions import Session, SessionNotFound, Store
+from tools.catalog import CATALOG, Effect
+from tools.contract import Arg, BadInput, Context, ToolResult
+from tools.deltas import Delta
+from tools.workspace import rlpilot_home
+
+# Tools whose results carry deltas that were proposed, not written, unless asked to apply.
+_PROPOSING = {"config_tune": "apply"}
+_WRITING = {e.name for e in CATALOG if e.effect is Effect.LOCAL_WRITE and e.command[0] == "config"}
+
+
+class ReportInput(BaseModel):
+    notes: Annotated[str | None, Field(description="Your own words to add; numbers must come from tools.")] = None
+    session: Annotated[str | None, Arg(cli_only=True), Field(description="The session to report on.")] = None
+
+
+class NextStep(BaseModel):
+    action: str
+    deltas: list[Delta] = Field(default_factory=list)
+    stop_when: list[str] = Field(default_factory=list)
+
+
+class Report(ToolResult):
+    session: str
+    deltas: list[Delta]
+    why: list[str]
+    observed: dict[str, Any]
+    next_step: NextStep
+    notes: str | None = None
+
+    def render(self) -> str:
+        lines = ["## 1. Config deltas applied"]
+        lines += [f"- `{d.key}`: {d.from_!r} -> {d.to!r}" + (f" ({d.file})" if d.file else "")
+                  for d in self.deltas] or ["- none"]
+        lines += ["", "## 2. Why"]
+        lines += [f"- {reason}" for reason in self.why] or ["- no deltas were applied"]
+        lines += ["", "## 3. Observed metrics and failure signatures"]
+        for evaluation in self.observed.get("evals", []):
+            reward = evaluation.get("reward") or {}
+            lines.append(f"- eval {evaluation.get('source', '')}: verdict {evaluation.get('verdict')}, "
+                         f"mean reward {reward.get('mean')}, zero-variance groups "
+                         f"{evaluation.get('zero_variance_fraction')}")
+        for run in self.observed.get("runs", []):
+            codes = ", ".join(f["code"] for f in run.get("findings", [])) or "none"
+            lines.append(f"- run {run.get('source', '')}: {run.get('steps')} steps, findings: {codes}")
+        if not self.observed.get("evals") and not self.observed.get("runs"):
+            lines.append("- nothing measured in this session yet")
+        lines += ["", "## 4. Next step", f"- {self.next_step.action}"]
+        lines += [f"  - set `{d.key}` to {d.to!r}: {d.why}" for d in self.next_step.deltas]
+        lines += [f"  - stop when: {condition}" for condition in self.next_step.stop_when]
+        if self.notes:
+            lines += ["", self.notes]
+        return "\n".join(lines)
+
+
+def report(args: ReportInput, ctx: Context) -> Report:
+    session_id = args.session or ctx.session_id
+    if not session_id:
+        raise BadInput("no-session", "there is no session to report on", "pass --session ID (see `rlpilot sessions`)")
+    store = Store(rlpilot_home(ctx.workspace))
+    try:
+        session = store.open(session_id)
+    except SessionNotFound:
+        raise BadInput("unknown-session", f"no session {session_id} in {store.path}",
+                       "list them with `rlpilot sessions`") from None
+    return build(session, args.notes)
+
+
+def build(session: Session, notes: str | None = None) -> Report:
+    records = session.tool_calls()
+    deltas = [delta for record in records for delta in _applied_deltas(record)]
+    evals = [_eval_observation(r) for r in records if r["name"] in ("eval_summarize", "eval_run")]
+    evals = [e for e in evals if e]
+    runs = [dict(r["result"], source=r["arguments"].get("source")) for r in records
+            if r["name"] == "diagnose" and r["result"]]
+    return Report(
+        session=session.id,
+        deltas=deltas,
+        why=[f"{d.key}: {d.why}" for d in deltas if d.why],
+        observed={"evals": evals, "runs": [_run_observation(r) for r in runs]},
+        next_step=_next_step(evals, runs, records),
+        notes=notes,
+    )
+
+
+def _applied_deltas(record: dict[str, Any]) -> list[Delta]:
+    result = record["result"] or {}
+    if record["name"] not in _WRITING or result.get("dry_run"):
+        return []
+    flag = _PROPOSING.get(record["name"])
+    if flag and not (record["arguments"].get(flag) or result.get("applied")):
+        return []
+    path = result.get("path") or record["arguments"].get("path")
+    return [Delta.model_validate({"file": path, **d}) for d in result.get("deltas", [])]
+
+
+def _eval_observation(record: dict[str, Any]) -> dict[str, Any] | None:
+    result = record["result"] or {}
+    summary = result.get("summary", result)
+    if "verdict" not in summary:
+        return None
+    keep = ("verdict", "reward", "reward_kind", "zero_variance_fraction", "all_fail_fraction",
+            "all_pass_fraction", "pass_at_k", "rollouts", "errored")
+    observation = {k: summary[k] for k in keep if k in summary}
+    observation["source"] = record["arguments"].get("path") or record["arguments"].get("env")
+    observation["recommendations"] = summary.get("recommendations", [])
+    return observation
+
+
+def _run_observation(result: dict[str, Any]) -> dict[str, Any]:
+    return {"source": result.get("source"), "steps": result.get("steps"),
+            "findings": [{k: f.get(k) for k in ("code", "severity", "steps", "evidence")}
+                         for f in result.get("findings", [])]}
+
+
+def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> NextStep:
+    if runs:
+        problems = [f for f in runs[-1].get("findings", []) if f.get("code") != "healthy"]
+        if not problems:
+            return NextStep(action="the last run looks healthy: keep the settings and raise one knob at a time",
+                            stop_when=["reward stops improving for 50 steps", "any new diagnose finding"])
+        worst = problems[0]
+        return NextStep(action=f"address {worst['code']}: " + "; ".join(worst.get("causes", [])[:2]),
+                        deltas=[Delta.model_validate(d) for d in worst.get("deltas", [])],
+                        stop_when=list(worst.get("stop_when", [])))
+    if evals:
+        last = evals[-1]
+        if last.get("verdict") != "ready":
+            texts = [r.get("text", r) if isinstance(r, dict) else r for r in last.get("recommendations", [])]
+            return NextStep(action=f"the eval verdict is {last.get('verdict')}: fix the environment before training",
+                            stop_when=[str(t) for t in texts[:3]] or ["the smoke eval's verdict is ready"])
+        return NextStep(action="rewards vary at baseline: tune the config and launch a short run",
+                        stop_when=["mean reward rises over the first 50 steps", "no diagnose finding above info"])
+    if any(r["name"] == "config_check" for r in records):
+        return NextStep(action="smoke-eval the environment (20 examples x 3 rollouts) before training",
+                        stop_when=["the eval verdict is ready"])
+    return NextStep(action="start with `stack_info`, then check and smoke-eval the environment",
+                    stop_when=["the eval verdict is ready"])

@@ -1,0 +1,67 @@
+"""Harness for agent tests: the real openai client, a scripted server, a recording surface."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fakes.openai_server import Reply
+
+from agent.gates import Question, match_answer
+from agent.loop import Agent, Surface
+from agent.model import Endpoint, ModelClient
+from agent.sessions import Store
+from tools.catalog import by_name
+from tools.contract import Context, load
+from tools.workspace import rlpilot_home
+
+
+@dataclass
+class Recorder:
+    """A surface that answers questions from a list, as a person would, and keeps every event."""
+
+    answers: list[str] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+
+    def ask(self, question: Question) -> str | None:
+        self.questions.append(question)
+        return match_answer(question, self.answers.pop(0) if self.answers else None)
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["type"] == kind]
+
+
+def make_agent(tmp_path: Path, base_url: str, tool_names: Iterable[str], recorder: Recorder,
+               stream: bool = True, timeout: float = 5.0) -> Agent:
+    store = Store(rlpilot_home(tmp_path))
+    session = store.create("test")
+    client = ModelClient(Endpoint(base_url, "stub-model", "RLPILOT_TEST_KEY", "test"), stream=stream,
+                         timeout=timeout)
+    tools = [load(by_name(name)) for name in tool_names]
+    return Agent(session, Surface(recorder.emit, recorder.ask), Context(workspace=tmp_path), client, tools)
+
+
+def scripted(*replies: Reply | Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+    """A script that plays its replies in order, one per request (callables see the request)."""
+    queue = list(replies)
+
+    def script(request: dict[str, Any]) -> Any:
+        reply = queue.pop(0) if queue else Reply("(script exhausted)")
+        return reply(request) if callable(reply) else reply
+
+    return script
+
+
+def call(name: str, **arguments: Any) -> Reply:
+    return Reply(content="", tool_calls=[{"name": name, "arguments": arguments}])
+
+
+def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
