@@ -1,0 +1,81 @@
+"""`rlpilot chat` as a real process: piped input, JSON events, offline mode, resume after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from agent_support import call, scripted
+from fakes.openai_server import Reply, ScriptedOpenAIServer
+
+RLPILOT = Path(sys.executable).parent / "rlpilot"
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "PRIME_API_KEY", "RLPILOT_HOME")}
+    env["HOME"] = str(tmp_path)
+    return env
+
+
+def _events(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_offline_chat_says_how_to_connect_and_serves_slash_commands(tmp_path):
+    done = subprocess.run([RLPILOT, "chat", "--json"], input="/stack\nhello\n/help\n", cwd=tmp_path,
+                          env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    events = _events(done.stdout)
+    notices = [e["message"] for e in events if e["type"] == "notice"]
+    assert "OPENAI_API_KEY" in notices[0] and notices[0] == notices[1]  # and again for the plain message
+    assert "/stack" in notices[2]
+    result = next(e for e in events if e["type"] == "tool_result")
+    assert result["name"] == "stack_info" and result["ok"] and result["result"]["python"]
+
+
+def test_a_bad_slash_command_is_a_usage_message_not_a_crash(tmp_path):
+    done = subprocess.run([RLPILOT, "chat", "--json"], input="/stack --no-such-flag\n/stack\n", cwd=tmp_path,
+                          env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0
+    assert "unrecognized arguments" in done.stderr
+    assert [e["name"] for e in _events(done.stdout) if e["type"] == "tool_result"] == ["stack_info"]
+
+
+def test_an_unknown_session_is_bad_input(tmp_path):
+    done = subprocess.run([RLPILOT, "chat", "--session", "nope"], input="", cwd=tmp_path,
+                          env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "no session nope" in done.stderr
+
+
+def test_resume_after_the_process_is_killed_mid_turn(tmp_path):
+    script = scripted(call("stack_info"), Reply("never delivered", delay=60), Reply("resumed where we were"))
+    with ScriptedOpenAIServer(script) as server:
+        argv = [RLPILOT, "chat", "--json", "--base-url", server.base_url, "--model", "stub-model"]
+        first = subprocess.Popen(argv, cwd=tmp_path, env=_env(tmp_path), stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+        session_id = json.loads(first.stdout.readline())["id"]
+        first.stdin.write("what do I have?\n")
+        first.stdin.flush()
+        deadline = time.monotonic() + 60
+        while len(server.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(server.requests) == 2, "the second model request never came"
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+
+        listed = subprocess.run([RLPILOT, "sessions", "--json"], cwd=tmp_path, env=_env(tmp_path),
+                                capture_output=True, text=True, timeout=60)
+        assert session_id in [s["id"] for s in json.loads(listed.stdout)]
+        second = subprocess.run(argv + ["--session", session_id], input="go on\n", cwd=tmp_path,
+                                env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    replayed = server.requests[2]["messages"]
+    assert [m["role"] for m in replayed] == ["system", "user", "assistant", "tool", "user"]
+    assert replayed[1]["content"] == "what do I have?"
+    assert "prime" in replayed[3]["content"]
+    assert {"type": "assistant", "text": "resumed where we were"} in _events(second.stdout)
