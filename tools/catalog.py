@@ -37,6 +37,13 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Which parts of the training stack are installed and what they can do.",
     ),
     ToolEntry(
+        "diagnose",
+        ("diagnose",),
+        "tools.diagnose.tool:diagnose",
+        Effect.READ,
+        "Read a run's metrics or logs and name what is going wrong, the config deltas, and when to stop.",
+    ),
+    ToolEntry(
         "eval_summarize",
         ("eval", "summarize"),
         "tools.evals.summarize:eval_summarize",

@@ -1,0 +1,204 @@
+"""Every diagnosis code on synthetic runs: a clear case and a borderline one, in several formats."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from tests.diagnose_support import WRITERS, make_run, write_console, write_json_log, write_jsonl
+from tools.contract import Context
+from tools.diagnose.tool import DiagnoseInput, DiagnoseResult, diagnose
+
+
+def run_diagnose(path: Path) -> DiagnoseResult:
+    return diagnose(DiagnoseInput(source=path), Context(workspace=path.parent))
+
+
+def codes_of(tmp_path: Path, fmt: str, run) -> list[str]:
+    return [f.code for f in run_diagnose(WRITERS[fmt](tmp_path, run)).findings]
+
+
+def noisy(level: float, sd: float, low: float = 0.0, high: float = 1.0):
+    return lambda s, rng: min(high, max(low, level + rng.gauss(0, sd)))
+
+
+def entropy_falling_to(ratio: float):
+    """0.6 for ten steps, down to `ratio` of that by step 100, then flat."""
+    return lambda s, rng: 0.6 * (1 - (1 - ratio) * min(1.0, max(0, s - 10) / 90)) + rng.gauss(0, 0.005)
+
+
+def spike_at(step: int, factor: float):
+    return lambda s, rng: 0.25 * (factor if s == step else math.exp(rng.gauss(0, 0.1)))
+
+
+def share(p: float, high: float, low: float):
+    return lambda s, rng: high if rng.random() < p else low
+
+
+CASES = [
+    # code, formats, clear overrides, borderline overrides (the code must not appear)
+    ("flat-reward", ["metrics-jsonl", "console-log", "csv"],
+     {"reward_mean": noisy(0.02, 0.01)}, {"reward_mean": noisy(0.08, 0.01)}),
+    ("saturated-reward", ["metrics-jsonl", "console-log"],
+     {"reward_mean": noisy(0.97, 0.01)}, {"reward_mean": noisy(0.92, 0.01)}),
+    ("unstable-reward", ["metrics-jsonl-classic", "prime-train-metrics", "console-log-classic"],
+     {"reward_mean": noisy(0.5, 0.18)}, {"reward_mean": noisy(0.5, 0.07)}),
+    ("slow-learning", ["metrics-jsonl", "csv"],
+     {"reward_mean": noisy(0.4, 0.03)}, {"reward_mean": lambda s, rng: 0.3 + 0.002 * s + rng.gauss(0, 0.03)}),
+    ("entropy-collapse", ["metrics-jsonl", "console-log-classic"],
+     {"entropy": entropy_falling_to(0.15)}, {"entropy": entropy_falling_to(0.25)}),
+    ("entropy-explosion", ["metrics-jsonl", "console-log"],
+     {"entropy": lambda s, rng: 0.5 + 0.0075 * s + rng.gauss(0, 0.01)},
+     {"entropy": lambda s, rng: 0.5 * (1 + 1.5 * min(1.0, s / 100)) + rng.gauss(0, 0.01)}),
+    ("length-truncation", ["metrics-jsonl", "console-log"],
+     {"truncated_frac": noisy(0.14, 0.01)}, {"truncated_frac": noisy(0.08, 0.01)}),
+    ("mismatch-kl-bug", ["metrics-jsonl", "console-log"],
+     {"mismatch_kl": noisy(3.0, 0.2, high=10)}, {"mismatch_kl": lambda s, rng: 0.5 if s < 5 else 0.002}),
+    ("mismatch-kl-high", ["metrics-jsonl-classic", "csv"],
+     {"mismatch_kl": noisy(0.02, 0.002)}, {"mismatch_kl": noisy(0.007, 0.001)}),
+    ("grad-norm-spike", ["metrics-jsonl", "console-log"],
+     {"grad_norm": spike_at(120, 15)}, {"grad_norm": spike_at(120, 7)}),
+    ("zero-advantage-dominant", ["metrics-jsonl", "console-log"],
+     {"trainable_frac": noisy(0.3, 0.03)}, {"trainable_frac": noisy(0.6, 0.03)}),
+    ("staleness", ["metrics-jsonl", "console-log", "console-log-classic"],
+     {"off_policy_max": share(0.8, 8, 2)}, {"off_policy_max": share(0.3, 8, 2)}),
+    ("errored-rollouts", ["metrics-jsonl", "console-log"],
+     {"errored_frac": noisy(0.10, 0.01)}, {"errored_frac": noisy(0.03, 0.005)}),
+    ("trainer-bottleneck", ["metrics-jsonl", "csv", "prime-train-metrics"],
+     {"wait_for_policy": noisy(7, 0.2, high=9)}, {"wait_for_policy": noisy(2, 0.2, high=9)}),
+    ("orchestrator-bottleneck", ["metrics-jsonl-classic", "csv"],
+     {"wait_for_batch": noisy(7, 0.2, high=9)}, {"wait_for_batch": noisy(2, 0.2, high=9)}),
+]
+CLEAR = [(code, fmt, clear) for code, formats, clear, _ in CASES for fmt in formats]
+BORDER = [(code, fmt, border) for code, formats, _, border in CASES for fmt in formats]
+
+
+@pytest.mark.parametrize(("code", "fmt", "overrides"), CLEAR, ids=[f"{c}-{f}" for c, f, _ in CLEAR])
+def test_clear_case_is_found(tmp_path, code, fmt, overrides):
+    assert code in codes_of(tmp_path, fmt, make_run(**overrides))
+
+
+@pytest.mark.parametrize(("code", "fmt", "overrides"), BORDER, ids=[f"{c}-{f}" for c, f, _ in BORDER])
+def test_borderline_case_is_not(tmp_path, code, fmt, overrides):
+    assert code not in codes_of(tmp_path, fmt, make_run(**overrides))
+
+
+@pytest.mark.parametrize("fmt", list(WRITERS))
+@pytest.mark.parametrize("seed", range(4))
+def test_healthy_noisy_runs_are_only_healthy(tmp_path, fmt, seed):
+    assert codes_of(tmp_path, fmt, make_run(seed=seed)) == ["healthy"]
+
+
+def test_flat_but_climbing_reward_is_learning(tmp_path):
+    climbing = make_run(reward_mean=lambda s, rng: max(0.0, 0.0003 * s + rng.gauss(0, 0.003)))
+    assert "flat-reward" not in codes_of(tmp_path, "metrics-jsonl", climbing)
+
+
+def test_slow_learning_gives_way_to_zero_advantage(tmp_path):
+    codes = codes_of(tmp_path, "metrics-jsonl", make_run(reward_mean=noisy(0.4, 0.03), trainable_frac=0.3))
+    assert "zero-advantage-dominant" in codes and "slow-learning" not in codes
+
+
+def test_entropy_far_above_start_but_flat_is_not_an_explosion(tmp_path):
+    flat_high = make_run(entropy=lambda s, rng: (0.5 if s < 10 else 1.5) + rng.gauss(0, 0.01))
+    assert "entropy-explosion" not in codes_of(tmp_path, "metrics-jsonl", flat_high)
+
+
+def test_late_mismatch_is_high_not_a_bug(tmp_path):
+    codes = codes_of(tmp_path, "metrics-jsonl", make_run(mismatch_kl=lambda s, rng: 0.002 if s < 50 else 2.0))
+    assert "mismatch-kl-high" in codes and "mismatch-kl-bug" not in codes
+
+
+def test_solved_all_share_saturates_in_the_classic_era(tmp_path):
+    run = make_run(reward_mean=noisy(0.8, 0.02), solved_all_frac=0.93, solved_none_frac=0.0)
+    assert "saturated-reward" in codes_of(tmp_path, "metrics-jsonl-classic", run)
+    run = make_run(reward_mean=noisy(0.8, 0.02), solved_all_frac=0.85, solved_none_frac=0.0)
+    assert "saturated-reward" not in codes_of(tmp_path, "metrics-jsonl-classic", run)
+
+
+def test_classic_solve_shares_give_the_trainable_share(tmp_path):
+    run = make_run(solved_all_frac=0.2, solved_none_frac=0.5)
+    assert "zero-advantage-dominant" in codes_of(tmp_path, "metrics-jsonl-classic", run)
+
+
+def test_rollouts_dropped_as_stale(tmp_path):
+    for fmt in ("metrics-jsonl", "prime-train-metrics"):
+        assert "staleness" in codes_of(tmp_path, fmt, make_run(off_policy_dropped=5))
+
+
+def test_staleness_cap_comes_from_the_config(tmp_path):
+    run = make_run(off_policy_max=share(0.8, 4, 2))
+    metrics = write_jsonl(tmp_path / "metrics.jsonl", run)
+    assert "staleness" not in [f.code for f in run_diagnose(metrics).findings]
+    config = tmp_path / "rl.toml"
+    config.write_text("[orchestrator]\nmax_off_policy_steps = 4\n[orchestrator.train.sampling]\ntemperature = 1.0\n")
+    result = diagnose(DiagnoseInput(source=metrics, config=config), Context(workspace=tmp_path))
+    assert "staleness" in [f.code for f in result.findings]
+
+
+def test_bottleneck_is_info_until_half_the_step(tmp_path):
+    for wait, severity in ((4.0, "info"), (7.0, "warning")):
+        result = run_diagnose(WRITERS["metrics-jsonl"](tmp_path, make_run(wait_for_policy=noisy(wait, 0.1, high=9))))
+        assert [(f.code, f.severity) for f in result.findings] == [("trainer-bottleneck", severity)]
+
+
+@pytest.mark.parametrize("fmt", ["metrics-jsonl", "csv", "console-log", "prime-train-metrics"])
+def test_nan_values_are_non_finite(tmp_path, fmt):
+    run = make_run(grad_norm=lambda s, rng: float("nan") if s == 120 else 0.25)
+    finding = next(f for f in run_diagnose(WRITERS[fmt](tmp_path, run)).findings if f.code == "non-finite")
+    assert finding.steps == [120, 120] and finding.severity == "error"
+
+
+@pytest.mark.parametrize("fmt", ["metrics-jsonl", "csv"])
+def test_nan_written_as_text_is_non_finite(tmp_path, fmt):
+    run = make_run(loss=lambda s, rng: "NaN" if s >= 150 else 0.01)
+    assert "non-finite" in codes_of(tmp_path, fmt, run)
+
+
+@pytest.mark.parametrize("fmt", ["metrics-jsonl", "csv", "prime-train-metrics"])
+def test_a_metric_that_stops_being_reported_is_non_finite(tmp_path, fmt):
+    stops = make_run(grad_norm=lambda s, rng: None if s >= 150 else 0.25)
+    finding = next(f for f in run_diagnose(WRITERS[fmt](tmp_path, stops)).findings if f.code == "non-finite")
+    assert finding.steps == [150, 199]
+    dropped_once = make_run(grad_norm=lambda s, rng: None if s == 80 else 0.25)
+    assert "non-finite" in codes_of(tmp_path, fmt, dropped_once)
+
+
+def test_a_metric_missing_only_at_the_very_end_is_not_stopped(tmp_path):
+    late = make_run(grad_norm=lambda s, rng: None if s >= 197 else 0.25 * math.exp(rng.gauss(0, 0.2)))
+    assert codes_of(tmp_path, "metrics-jsonl", late) == ["healthy"]
+
+
+def test_a_sparse_metric_is_not_missing(tmp_path):
+    sparse = make_run(grad_norm=lambda s, rng: 0.25 * math.exp(rng.gauss(0, 0.2)) if s % 10 == 0 else None)
+    assert codes_of(tmp_path, "metrics-jsonl", sparse) == ["healthy"]
+
+
+OOM_LINE = "12:30:00   ERROR torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+
+
+def test_oom_in_console_and_json_logs(tmp_path):
+    for path in (write_console(tmp_path / "trainer.log", make_run(), extra=[OOM_LINE]),
+                 write_json_log(tmp_path / "trainer.json.log", make_run(), extra=[OOM_LINE])):
+        finding = next(f for f in run_diagnose(path).findings if f.code == "oom")
+        assert finding.steps == [199, 199] and "CUDA out of memory" in finding.summary
+
+
+def test_oom_in_a_run_directory_log(tmp_path):
+    write_jsonl(tmp_path / "metrics.jsonl", make_run())
+    logs = tmp_path / "logs" / "attempt_1"
+    logs.mkdir(parents=True)
+    (tmp_path / "logs" / "latest").symlink_to(logs)
+    write_console(logs / "trainer.log", make_run(60), extra=[OOM_LINE])
+    result = run_diagnose(tmp_path)
+    finding = next(f for f in result.findings if f.code == "oom")
+    assert result.format == "run-dir" and finding.evidence["oom_lines"] == 1  # the latest link is not read twice
+    assert finding.steps == [59, 59]
+
+
+def test_memory_words_that_are_not_oom(tmp_path):
+    quiet = ["12:30:00 INFO Peak memory 61 GiB, room for more"]
+    path = write_console(tmp_path / "trainer.log", make_run(), extra=quiet)
+    assert [f.code for f in run_diagnose(path).findings] == ["healthy"]

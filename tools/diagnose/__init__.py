@@ -1,0 +1,1 @@
+"""Diagnosis of training runs: readers, canonical series, signatures, comparison."""

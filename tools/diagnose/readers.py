@@ -1,0 +1,322 @@
+"""Readers: every place a run's metrics can come from, streamed into one `Collector`.
+
+Formats (shared/research/prime-rl.md sections 3 and 4):
+- prime-rl `metrics.jsonl`: one JSON object per line with `step`; trainer and orchestrator rows
+  interleave, several rows per step.
+- prime-rl console logs: `Step N | 12.3s | Reward 0.1234 | ...` (HEAD) or `Step N | Time: 1.2s |
+  Reward: 0.1234 | ...` (classic), plain or as JSON logging (`{"message": ...}` per line).
+- `prime train metrics` output: `{"metrics": [{"step": ..., ...}, ...]}`, read element by element.
+- a CSV with a step column (W&B "download CSV": `Step`, `<run> - <metric>`, `..__MIN/__MAX`).
+- a run directory: its `metrics.jsonl` and its logs (logs are read for out-of-memory lines, and
+  for the series too when there is no metrics.jsonl).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+from tools.contract import BadInput
+from tools.diagnose.series import Collector, Run, text_number
+
+FORMATS = {
+    "metrics-jsonl": "prime-rl metrics.jsonl",
+    "console-log": "prime-rl console log",
+    "json-log": "prime-rl JSON logging",
+    "prime-train-metrics": "`prime train metrics` JSON",
+    "csv": "CSV export with a step column",
+    "run-dir": "prime-rl run directory",
+}
+HINT = ("pass a prime-rl metrics.jsonl, a trainer or orchestrator log, `prime train metrics RUN > m.json`, "
+        "a W&B CSV export with a step column, or a run directory")
+
+STEP_KEYS = ("step", "_step", "Step", "global_step", "train/global_step", "trainer/global_step")
+_HEAD_BYTES = 1 << 16
+_CHUNK = 1 << 20
+
+_STEP_LINE = re.compile(r"(?:^|\s)Step (\d+) \| (.*)")
+_PAIR = re.compile(r"([A-Za-z][A-Za-z .\-]*?):?\s+([-+]?(?:\d|\.\d|(?i:nan|inf)).*)")
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|nan|inf(?:inity)?)", re.IGNORECASE)
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)\b")
+_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_OOM = re.compile(r"out of memory|OutOfMemory|OOMKilled|\bOOM\b", re.IGNORECASE)
+_METRICS_ARRAY = re.compile(r'"metrics"\s*:\s*\[')
+# Text that can only be there when a JSON row holds a non-finite value (bare or as a string).
+_NONFINITE_MARKS = ("NaN", "Infinity", 'nan"', 'inf"', 'Inf"', 'INF"', 'NAN"')
+_LOG_GLOBS = ("logs/**/*.log", "logs/**/*.stdout", "logs/**/*.stderr", "*.log")
+
+
+def read(path: Path) -> tuple[str, Run]:
+    """Detect the source's format and read it; BadInput with what to do when that fails."""
+    if not path.exists():
+        raise BadInput("source-not-found", f"{path} does not exist", HINT)
+    collector = Collector()
+    if path.is_dir():
+        kind = _read_run_dir(path, collector)
+    else:
+        kind = detect(path)
+        with _open(path) as handle:
+            READERS[kind](handle, collector, path.name)
+    run = collector.finish()
+    if not len(run.steps):
+        why = ""
+        if collector.stepless:
+            why = f"; {collector.stepless} row(s) had no step (first at {collector.first_stepless})"
+        elif collector.malformed:
+            why = f"; {collector.malformed} line(s) could not be parsed (first at {collector.first_malformed})"
+        raise BadInput("no-steps", f"{path}: read as {FORMATS[kind]}, but found no step with metrics{why}",
+                       f"every row needs a step ({', '.join(STEP_KEYS[:3])}); {HINT}")
+    return kind, run
+
+
+def detect(path: Path) -> str:
+    with _open(path) as handle:
+        head = handle.read(_HEAD_BYTES)
+    text = head.lstrip("\ufeff \t\r\n")
+    if not text:
+        raise BadInput("empty-source", f"{path} is empty", HINT)
+    first = text.splitlines()[0]
+    if text[0] == "[" or (text[0] == "{" and _METRICS_ARRAY.search(text[:4096]) and not _has_step(first)):
+        return "prime-train-metrics"
+    if text[0] == "{":
+        try:
+            record = json.loads(first)
+        except ValueError:
+            raise BadInput("unknown-format", f"{path}:1: starts like JSON but the first line is not a JSON object",
+                           f"metrics.jsonl needs one object per line; {HINT}") from None
+        if isinstance(record, dict) and ("message" in record or "record" in record or "text" in record):
+            return "json-log"
+        return "metrics-jsonl"
+    if "," in first and _step_column(first.split(",")) is not None:
+        return "csv"
+    if _STEP_LINE.search(head) or _OOM.search(head):
+        return "console-log"
+    raise BadInput("unknown-format", f"{path}: cannot tell its format (first line: {first[:80]!r})", HINT)
+
+
+def _has_step(line: str) -> bool:
+    return any(f'"{key}"' in line for key in STEP_KEYS)
+
+
+def _open(path: Path) -> TextIO:
+    return path.open(encoding="utf-8", errors="replace", newline="")
+
+
+def read_metrics_jsonl(handle: TextIO, collector: Collector, where: str) -> None:
+    loads = json.loads
+    marks = _NONFINITE_MARKS
+    for number, line in enumerate(handle, 1):
+        if line.isspace() or not line:
+            continue
+        try:
+            record = loads(line)
+        except ValueError:
+            collector.bad_line(f"{where}:{number}")
+            continue
+        if record.__class__ is not dict:
+            collector.bad_line(f"{where}:{number}")
+            continue
+        _record(collector, record, f"{where}:{number}", any(mark in line for mark in marks))
+
+
+def read_prime_train_metrics(handle: TextIO, collector: Collector, where: str) -> None:
+    for index, record in enumerate(_array_items(handle, where)):
+        if isinstance(record, dict):
+            _record(collector, record, f"{where} record {index + 1}", True)
+        else:
+            collector.bad_line(f"{where} record {index + 1}")
+
+
+def _record(collector: Collector, record: dict, where: str, scan: bool) -> None:
+    step = record.get("step")
+    if step is None:
+        step = next((record[key] for key in STEP_KEYS[1:] if key in record), None)
+    step = _as_step(step)
+    if step is None:
+        collector.no_step(where)
+    else:
+        collector.row(step, record, scan)
+
+
+def _as_step(value: object) -> int | None:
+    if value.__class__ is int:
+        return value
+    if isinstance(value, str):
+        value = text_number(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _array_items(handle: TextIO, where: str) -> Iterator[object]:
+    """The elements of the first JSON array (top level, or under "metrics"), one at a time."""
+    decoder = json.JSONDecoder()
+    buffer = handle.read(_CHUNK)
+    if buffer.lstrip().startswith("["):
+        start = buffer.index("[")
+    else:
+        found = _METRICS_ARRAY.search(buffer)
+        if not found:
+            raise BadInput("unknown-format", f"{where}: no \"metrics\" array near the start", HINT)
+        start = found.end() - 1
+    position = start + 1
+    while True:
+        while True:
+            while position < len(buffer) and buffer[position] in " \t\r\n,":
+                position += 1
+            if position < len(buffer):
+                break
+            more = handle.read(_CHUNK)
+            if not more:
+                raise BadInput("truncated-source", f"{where}: the metrics array never closes (file cut short?)",
+                               "fetch the metrics again")
+            buffer, position = buffer[position:] + more, 0
+        if buffer[position] == "]":
+            return
+        try:
+            item, end = decoder.raw_decode(buffer, position)
+        except json.JSONDecodeError:
+            more = handle.read(_CHUNK)
+            if not more:
+                raise BadInput("unknown-format", f"{where}: element at character {position} is not valid JSON",
+                               "fetch the metrics again") from None
+            buffer, position = buffer[position:] + more, 0
+            continue
+        yield item
+        position = end
+
+
+def read_console_log(handle: TextIO, collector: Collector, where: str, series: bool = True) -> None:
+    """Plain step lines and JSON-logging lines alike: a line that is a JSON object gives its message.
+
+    With `series` off only out-of-memory lines are collected (the run's metrics.jsonl has the
+    series); step lines still tell at which step they happened.
+    """
+    step = None
+    for number, line in enumerate(handle, 1):
+        if line.startswith("{"):
+            line = _message(line)
+        found = _STEP_LINE.search(line)
+        if found:
+            step = int(found.group(1))
+            if series:
+                collector.row(step, _step_fields(found.group(2)), True)
+        elif _OOM.search(line):
+            collector.oom(f"{where}:{number}", line, step)
+
+
+def _message(line: str) -> str:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(record, dict):
+        return line
+    message = record.get("message")
+    if message is None and isinstance(record.get("record"), dict):
+        message = record["record"].get("message")  # loguru's own serialize=True
+    if message is None:
+        message = record.get("text", "")
+    exception = record.get("exception")
+    return f"{message} {exception}" if exception else str(message)
+
+
+def _step_fields(rest: str) -> dict[str, float]:
+    fields: dict[str, float] = {}
+    for part in rest.split(" | "):
+        part = part.strip()
+        pair = _PAIR.fullmatch(part)
+        if pair and not _DURATION.fullmatch(part.replace(" ", "")):
+            label, text = pair.group(1).strip(), pair.group(2)
+        else:
+            label, text = "Time", part
+        value = _console_value(label, text)
+        if value is not None:
+            fields[f"log:{label}"] = value
+    return fields
+
+
+def _console_value(label: str, text: str) -> float | None:
+    if label == "Trainable":  # "12/64 (18.8%)"
+        done, _, total = text.partition("(")[0].partition("/")
+        shipped, count = text_number(done), text_number(total)
+        return shipped / count if shipped is not None and count else None
+    durations = _DURATION.findall(text)
+    if durations and label == "Time":
+        return sum(float(amount) * _SECONDS[unit] for amount, unit in durations)
+    number = _NUMBER.match(text.strip())
+    if not number:
+        return None
+    value = float(number.group(0))
+    return value / 100 if text.strip().endswith("%") else value
+
+
+def read_csv(handle: TextIO, collector: Collector, where: str) -> None:
+    rows = csv.reader(handle)
+    header = next(rows, None) or []
+    step_index = _step_column(header)
+    if step_index is None:
+        raise BadInput("unknown-format", f"{where}:1: the CSV has no step column ({', '.join(STEP_KEYS)})", HINT)
+    columns, runs = [], []
+    for index, name in enumerate(header):
+        run_name, sep, metric = name.rpartition(" - ")
+        if index == step_index or metric.endswith(("__MIN", "__MAX")) or metric.startswith("_"):
+            continue
+        if sep and run_name not in runs:
+            runs.append(run_name)
+        if not sep or run_name == runs[0]:
+            columns.append((index, metric.strip()))
+    if len(runs) > 1:
+        collector.notes.append(f"{where} holds {len(runs)} runs; read {runs[0]!r} only (export one run per file)")
+    for number, cells in enumerate(rows, 2):
+        if not cells:
+            continue
+        step = _as_step(cells[step_index].strip()) if step_index < len(cells) else None
+        if step is None:
+            collector.no_step(f"{where}:{number}")
+            continue
+        collector.row(step, {name: cells[i] for i, name in columns if i < len(cells) and cells[i] != ""}, True)
+
+
+def _step_column(header: list[str]) -> int | None:
+    names = [cell.strip().strip('"') for cell in header]
+    return next((names.index(key) for key in STEP_KEYS if key in names), None)
+
+
+def _read_run_dir(path: Path, collector: Collector) -> str:
+    metrics = path / "metrics.jsonl"
+    logs = sorted({p.resolve() for pattern in _LOG_GLOBS for p in path.glob(pattern) if p.is_file()})
+    if metrics.is_file():
+        with _open(metrics) as handle:
+            read_metrics_jsonl(handle, collector, "metrics.jsonl")
+        for log in logs:
+            with _open(log) as handle:
+                read_console_log(handle, collector, _relative(log, path), series=False)
+    elif logs:
+        collector.notes.append(f"{path} has no metrics.jsonl; series read from {len(logs)} log file(s)")
+        for log in logs:
+            with _open(log) as handle:
+                read_console_log(handle, collector, _relative(log, path))
+    else:
+        raise BadInput("empty-run-dir", f"{path} has neither metrics.jsonl nor logs/", HINT)
+    return "run-dir"
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+READERS = {
+    "metrics-jsonl": read_metrics_jsonl,
+    "console-log": read_console_log,
+    "json-log": read_console_log,
+    "prime-train-metrics": read_prime_train_metrics,
+    "csv": read_csv,
+}

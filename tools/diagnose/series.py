@@ -1,0 +1,339 @@
+"""Canonical per-step series, and the crosswalk from every metric name we know to them.
+
+Readers hand rows of `{raw metric name: value}` to a `Collector`; it keeps, for each raw name
+that the crosswalk maps to a canonical series, two compact arrays (steps, values) and nothing
+of the row itself, so memory is a few bytes per step per canonical metric however wide the rows
+are. `finish()` then picks, for every canonical series, the best-ranked raw name present.
+
+Names: shared/research/prime-rl.md section 3.3 (HEAD and classic-era metrics.jsonl names) and
+3.4 (console labels, read as `log:<Label>`); rl-stability.md section 7 (verl, TRL, AReaL).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+
+CANONICAL: dict[str, str] = {
+    "reward_mean": "mean reward per step",
+    "reward_std": "spread of rewards within a step",
+    "entropy": "policy entropy",
+    "mismatch_kl": "trainer-vs-inference KL (k3)",
+    "grad_norm": "gradient norm",
+    "loss": "training loss",
+    "response_length": "response length in tokens",
+    "truncated_frac": "share of truncated rollouts",
+    "trainable_frac": "share of rollouts with a non-zero advantage",
+    "solved_all_frac": "share of groups where every rollout succeeded",
+    "solved_none_frac": "share of groups where every rollout failed",
+    "solved_some_frac": "share of groups with mixed outcomes",
+    "errored_frac": "share of rollouts that errored",
+    "off_policy_max": "largest off-policy lag in the batch (steps)",
+    "off_policy_mean": "mean off-policy lag (steps)",
+    "off_policy_dropped": "rollouts dropped as too stale",
+    "wait_for_batch": "trainer time waiting for a batch (s)",
+    "wait_for_policy": "orchestrator time waiting for a policy (s)",
+    "step_time": "wall time of a step (s)",
+    "learning_rate": "learning rate",
+}
+
+# Trainer and orchestrator both log `time/step` into one metrics.jsonl (and both print a time in
+# their step lines); the longer of the two is the step's wall time. Elsewhere a repeated step
+# comes from a resumed run, whose later value wins.
+REDUCE_MAX = frozenset({"step_time"})
+
+_A = r"[^/]+"  # an agent, seat or env name
+_AGG_ALL = rf"train/agg/all/{_A}"
+_AGG_EFF = rf"train/agg/effective/{_A}"
+_ENV_ALL = rf"train/{_A}/all/{_A}"
+
+# (pattern, canonical, rank): the lowest rank present in a run wins. `all` (every arrival) ranks
+# above `effective` (what was shipped after filtering), because filtering biases reward toward
+# mixed groups. Per-env names rank below the aggregate. Other frameworks rank last.
+_CROSSWALK: tuple[tuple[str, str, int], ...] = (
+    (rf"{_AGG_ALL}/reward/mean|reward/all/mean|log:Reward", "reward_mean", 0),
+    (rf"{_AGG_EFF}/reward/mean|reward/mean", "reward_mean", 1),
+    (rf"{_ENV_ALL}/reward/mean|reward/{_A}/mean", "reward_mean", 2),
+    (r"critic/score/mean|reward|rollout/reward", "reward_mean", 3),
+    (rf"{_AGG_ALL}/reward/std|reward/all/std", "reward_std", 0),
+    (rf"{_AGG_EFF}/reward/std|reward/std|reward_std|critic/score/std", "reward_std", 1),
+    (r"entropy/all/mean|entropy/mean|log:Entropy", "entropy", 0),
+    (rf"entropy/{_A}/mean", "entropy", 2),
+    (r"actor/entropy|entropy", "entropy", 3),
+    (r"mismatch_kl/all/mean|mismatch_kl/mean|log:Mismatch KL", "mismatch_kl", 0),
+    (rf"mismatch_kl/{_A}/mean", "mismatch_kl", 2),
+    (r"rollout_corr/k3_kl", "mismatch_kl", 3),
+    (r"optim/grad_norm|log:Grad\. Norm", "grad_norm", 0),
+    (r"actor/grad_norm|grad_norm", "grad_norm", 3),
+    (r"loss/mean|log:Loss", "loss", 0),
+    (r"loss|actor/pg_loss", "loss", 3),
+    (r"train/agg/all/num_output_tokens/mean", "response_length", 0),
+    (r"train/agg/effective/num_output_tokens/mean|seq_len/all/mean|log:Seq\. Length", "response_length", 1),
+    (r"response_length/mean|completions/mean_length", "response_length", 3),
+    (rf"{_AGG_ALL}/is_truncated/mean|is_truncated/all/mean|log:Truncation", "truncated_frac", 0),
+    (rf"{_AGG_EFF}/is_truncated/mean|is_truncated/mean", "truncated_frac", 1),
+    (r"response_length/clip_ratio|completions/clipped_ratio|ppo_actor/no_eos_ratio", "truncated_frac", 3),
+    (rf"{_AGG_ALL}/is_trainable/mean|log:Trainable", "trainable_frac", 0),
+    (rf"{_AGG_ALL}/solved_all|solve_all/all", "solved_all_frac", 0),
+    (rf"{_AGG_ALL}/solved_none|solve_none/all", "solved_none_frac", 0),
+    (rf"{_AGG_ALL}/solved_some", "solved_some_frac", 0),
+    (rf"{_AGG_ALL}/has_error/mean|has_error/mean|log:Error", "errored_frac", 0),
+    (r"errored_rollouts/all", "errored_frac", 1),
+    (r"off_policy/max|off_policy_level/all/max|log:Max Off-Policy|log:Max\. Off-Policy Level", "off_policy_max", 0),
+    (r"off_policy/mean|off_policy_level/all/mean", "off_policy_mean", 0),
+    (r"off_policy/dropped", "off_policy_dropped", 0),
+    (r"time/wait_for_batch", "wait_for_batch", 0),
+    (r"time/wait_for_policy|time/wait_for_ckpt", "wait_for_policy", 0),
+    (r"time/step|log:Time", "step_time", 0),
+    (r"optim/lr|log:LR", "learning_rate", 0),
+    (r"actor/lr|learning_rate|lr", "learning_rate", 3),
+)
+_COMPILED = tuple((re.compile(pattern), canonical, rank) for pattern, canonical, rank in _CROSSWALK)
+# TRL logs the share of groups whose rewards all agree; the trainable share is its complement.
+_COMPLEMENT = {"frac_reward_zero_std": "trainable_frac"}
+
+_UNSEEN = object()
+_NONFINITE_WORDS = frozenset({"nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity"})
+
+
+def text_number(text: str) -> float | None:
+    """A number written as text ("0.5", "NaN", "inf"), or None when the text is not one."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+@dataclass
+class Bad:
+    """Where a raw metric was non-finite."""
+
+    count: int = 0
+    first: int = 0
+    last: int = 0
+
+    def add(self, step: int) -> None:
+        if not self.count:
+            self.first = step
+        self.count += 1
+        self.last = step
+
+
+@dataclass
+class Track:
+    raw: str
+    canonical: str
+    rank: int
+    complement: bool = False
+    steps: array = field(default_factory=lambda: array("q"))
+    values: array = field(default_factory=lambda: array("d"))
+
+
+@dataclass
+class Series:
+    """One canonical series, sorted by step with one value per step."""
+
+    name: str
+    raw: str
+    steps: array
+    values: array
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def recent(self, count: int) -> tuple[array, array]:
+        return self.steps[-count:], self.values[-count:]
+
+    def at(self, step: int) -> float | None:
+        index = bisect_left(self.steps, step)
+        if index < len(self.steps) and self.steps[index] == step:
+            return self.values[index]
+        return None
+
+
+@dataclass
+class OOM:
+    where: str  # "file:line"
+    step: int | None  # the last step line seen before it in the same log
+    text: str
+
+
+@dataclass
+class Run:
+    """What a source holds, once read: canonical series and everything odd met on the way."""
+
+    series: dict[str, Series]
+    steps: array  # every distinct step any row reported, sorted
+    nonfinite: dict[str, Bad]
+    ooms: list[OOM]
+    notes: list[str]
+
+    @property
+    def first_step(self) -> int:
+        return self.steps[0]
+
+    @property
+    def last_step(self) -> int:
+        return self.steps[-1]
+
+    def missing(self, found: Series) -> tuple[int, int, int] | None:
+        """(count, first, last) of the steps inside `found`'s span that other metrics report and it lacks."""
+        lo, hi = bisect_left(self.steps, found.steps[0]), bisect_right(self.steps, found.steps[-1])
+        if hi - lo == len(found):
+            return None
+        held = set(found.steps)
+        gone = [step for step in self.steps[lo:hi] if step not in held]
+        return len(gone), gone[0], gone[-1]
+
+
+class Collector:
+    """Receives rows from the readers; keeps only compact arrays for the canonical metrics."""
+
+    def __init__(self) -> None:
+        self._route: dict[str, Track | None] = {}
+        self._tracks: list[Track] = []
+        self._steps = array("q")
+        self.nonfinite: dict[str, Bad] = {}
+        self.ooms: list[OOM] = []
+        self.notes: list[str] = []
+        self.rows = 0
+        self.stepless = 0
+        self.first_stepless = ""
+        self.malformed = 0
+        self.first_malformed = ""
+
+    def row(self, step: int, row: dict, scan: bool) -> None:
+        """One row of one step. `scan`: the row may hold non-finite values outside the crosswalk."""
+        self.rows += 1
+        if not self._steps or self._steps[-1] != step:
+            self._steps.append(step)
+        route = self._route
+        for name, value in row.items():
+            track = route.get(name, _UNSEEN)
+            if track is None:
+                continue
+            if track is _UNSEEN:
+                track = route[name] = self._classify(name)
+                if track is None:
+                    continue
+            if value.__class__ is str:
+                value = text_number(value)
+            try:
+                finite = value - value == 0
+            except TypeError:  # null, a list, text that is no number
+                continue
+            if finite:
+                track.steps.append(step)
+                track.values.append(value)
+            else:
+                self._bad(name, step)
+        if scan:
+            for name, value in row.items():
+                if route.get(name) is None and _is_nonfinite(value):
+                    self._bad(name, step)
+
+    def no_step(self, where: str) -> None:
+        self.stepless += 1
+        self.first_stepless = self.first_stepless or where
+
+    def bad_line(self, where: str) -> None:
+        self.malformed += 1
+        self.first_malformed = self.first_malformed or where
+
+    def oom(self, where: str, text: str, step: int | None) -> None:
+        self.ooms.append(OOM(where, step, text.strip()[:200]))
+
+    def _bad(self, name: str, step: int) -> None:
+        self.nonfinite.setdefault(name, Bad()).add(step)
+
+    def _classify(self, name: str) -> Track | None:
+        if name in _COMPLEMENT:
+            track = Track(name, _COMPLEMENT[name], 1, complement=True)
+            self._tracks.append(track)
+            return track
+        for pattern, canonical, rank in _COMPILED:
+            if pattern.fullmatch(name):
+                track = Track(name, canonical, rank)
+                self._tracks.append(track)
+                return track
+        return None
+
+    def finish(self) -> Run:
+        best: dict[str, Track] = {}
+        for track in self._tracks:
+            if not track.values:
+                continue
+            held = best.get(track.canonical)
+            if held is None or (track.rank, -len(track.values)) < (held.rank, -len(held.values)):
+                best[track.canonical] = track
+        series = {name: _tidy(track) for name, track in best.items()}
+        _derive_group_shares(series)
+        notes = list(self.notes)
+        if self.stepless:
+            notes.append(f"{self.stepless} row(s) had no step and were skipped (first at {self.first_stepless})")
+        if self.malformed:
+            notes.append(f"{self.malformed} line(s) could not be parsed and were skipped "
+                         f"(first at {self.first_malformed})")
+        return Run(series, array("q", sorted(set(self._steps))), self.nonfinite, self.ooms, notes)
+
+
+def _is_nonfinite(value: object) -> bool:
+    if value.__class__ is float:
+        return not math.isfinite(value)
+    return value.__class__ is str and value.strip().lower() in _NONFINITE_WORDS
+
+
+def _tidy(track: Track) -> Series:
+    """Sort by step and keep one value per step."""
+    steps, values = track.steps, track.values
+    if any(steps[i] > steps[i + 1] for i in range(len(steps) - 1)):
+        order = sorted(range(len(steps)), key=steps.__getitem__)  # stable: arrival order kept per step
+        steps = array("q", (steps[i] for i in order))
+        values = array("d", (values[i] for i in order))
+    if track.complement:
+        values = array("d", (1.0 - v for v in values))
+    if len(set(steps)) != len(steps):
+        keep_max = track.canonical in REDUCE_MAX
+        merged_steps, merged_values = array("q"), array("d")
+        for step, value in zip(steps, values, strict=True):
+            if merged_steps and merged_steps[-1] == step:
+                merged_values[-1] = max(merged_values[-1], value) if keep_max else value
+            else:
+                merged_steps.append(step)
+                merged_values.append(value)
+        steps, values = merged_steps, merged_values
+    return Series(track.canonical, track.raw, steps, values)
+
+
+def _derive_group_shares(series: dict[str, Series]) -> None:
+    """Trainable share from solved-all/solved-none, for eras that log no trainable share.
+
+    HEAD logs the solved counts (`solved_none`, `solved_all`, `solved_some`); the classic era
+    logged shares. Counts are turned into shares with the step's total when `solved_some` is there.
+    """
+    none, every = series.get("solved_none_frac"), series.get("solved_all_frac")
+    if none is None or every is None:
+        return
+    some = series.get("solved_some_frac")
+    steps, trainable, all_share, none_share = array("q"), array("d"), array("d"), array("d")
+    for step, n in zip(none.steps, none.values, strict=True):
+        a = every.at(step)
+        if a is None:
+            continue
+        total = 1.0
+        if some is not None and max(n, a) > 1:
+            total = n + a + (some.at(step) or 0.0)
+        if total <= 0:
+            continue
+        steps.append(step)
+        none_share.append(n / total)
+        all_share.append(a / total)
+        trainable.append(1.0 - (n + a) / total)
+    series["solved_none_frac"] = Series("solved_none_frac", none.raw, steps, none_share)
+    series["solved_all_frac"] = Series("solved_all_frac", every.raw, steps, all_share)
+    if "trainable_frac" not in series and steps:
+        series["trainable_frac"] = Series("trainable_frac", f"1 - {none.raw} - {every.raw}", steps, trainable)
+
