@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import openai
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from configs import defaults
@@ -149,7 +150,7 @@ class ModelClient:
         if tools:
             request["tools"] = tools
         if not self.stream:
-            response = self._client.chat.completions.create(**request)
+            response = self._post(request, stream=False)
             choice = response.choices[0].message
             calls = [ToolCall(c.id, c.function.name, c.function.arguments or "") for c in choice.tool_calls or []]
             usage = response.usage
@@ -159,9 +160,18 @@ class ModelClient:
                          usage and usage.completion_tokens)
         return self._streamed(request, on_text)
 
+    def _post(self, body: dict[str, Any], stream: bool):
+        """POST the request as the plain JSON it already is.
+
+        `chat.completions.create` walks every message through the SDK's typed-dict transform,
+        a cost that grows with the transcript (most of a tool round trip in bench/bench_agent.py);
+        the SDK's documented `post` sends the body as is and parses the same response types.
+        """
+        return self._client.post("/chat/completions", body=body, cast_to=ChatCompletion, stream=stream,
+                                 stream_cls=openai.Stream[ChatCompletionChunk])
+
     def _streamed(self, request: dict[str, Any], on_text) -> Reply:
-        chunks = self._client.chat.completions.create(**request, stream=True,
-                                                      stream_options={"include_usage": True})
+        chunks = self._post({**request, "stream": True, "stream_options": {"include_usage": True}}, stream=True)
         text: list[str] = []
         calls: dict[int, ToolCall] = {}
         reply = Reply("")

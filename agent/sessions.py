@@ -50,6 +50,9 @@ class Store:
         self.path = home / "sessions.sqlite3"
         self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL under WAL survives a crash of rlpilot (only power loss can drop the last commits),
+        # and spares an fsync on every row.
+        self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
 

@@ -1,0 +1,67 @@
+"""The agent loop's own cost: time per tool round trip, and the tokens of prompt plus schemas.
+
+Against a zero-latency scripted server on loopback, the model calls a cheap tool every round;
+the time per round is the loop, the openai client, the session store and the tool together.
+Targets: under 20 ms per round trip; under 4,000 tokens (o200k) of system prompt + tool schemas.
+Run: `uv run python bench/bench_agent.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import bpe_openai  # noqa: E402
+from fakes.openai_server import Reply, ScriptedOpenAIServer  # noqa: E402
+
+from agent.loop import Agent, Surface, openai_tool  # noqa: E402
+from agent.model import Endpoint, ModelClient  # noqa: E402
+from agent.sessions import Store  # noqa: E402
+from prompts import system_prompt  # noqa: E402
+from tools.catalog import CATALOG, by_name  # noqa: E402
+from tools.contract import Context, load  # noqa: E402
+
+ROUNDS = 100
+ROUND_TARGET_MS = 20
+TOKEN_TARGET = 4000
+SAMPLE_STACK = ("python 3.11.7; prime 0.18.0; verifiers 0.4.0; no prime-rl; no GPUs; logged in to Prime.\n"
+                "- local-eval: via vf-eval\n- hosted-training: via prime train CONFIG (prime-rl config)")
+
+
+def round_trip_ms(workspace: Path) -> float:
+    cheap = Reply(tool_calls=[{"name": "report", "arguments": {}}])
+    with ScriptedOpenAIServer(lambda request: cheap, chunk_size=64) as server:
+        session = Store(workspace / ".rlpilot").create("bench")
+        client = ModelClient(Endpoint(server.base_url, "stub", "RLPILOT_BENCH_KEY", "bench"))
+        agent = Agent(session, Surface(lambda event: None, lambda question: None), Context(workspace=workspace),
+                      client, [load(by_name("report"))])
+        agent.max_rounds = 5
+        agent.send("warm up")
+        agent.max_rounds = ROUNDS
+        started = time.perf_counter()
+        agent.send("go")
+        return (time.perf_counter() - started) * 1000 / ROUNDS
+
+
+def prompt_tokens() -> int:
+    schemas = [openai_tool(load(entry)) for entry in CATALOG]
+    text = system_prompt(SAMPLE_STACK, "prime-rl-current") + json.dumps(schemas)
+    return len(bpe_openai.get_encoding("o200k_base").encode(text))
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as folder:
+        per_round = round_trip_ms(Path(folder))
+    tokens = prompt_tokens()
+    print(f"loop round trip {per_round:.1f} ms (target < {ROUND_TARGET_MS}); "
+          f"prompt + {len(CATALOG)} tool schemas {tokens} tokens (target < {TOKEN_TARGET})")
+    return 0 if per_round < ROUND_TARGET_MS and tokens < TOKEN_TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
