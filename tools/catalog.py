@@ -44,6 +44,13 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Read a run's metrics or logs and name what is going wrong, the config deltas, and when to stop.",
     ),
     ToolEntry(
+        "eval_run",
+        ("eval", "run"),
+        "tools.evals.run:eval_run",
+        Effect.EXTERNAL,
+        "Smoke-eval an environment with a model (local vf-eval, or hosted), then summarize its rewards.",
+    ),
+    ToolEntry(
         "eval_summarize",
         ("eval", "summarize"),
         "tools.evals.summarize:eval_summarize",

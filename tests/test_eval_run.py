@@ -1,0 +1,133 @@
+"""eval run: the command built for each stack, endpoint aliases, and the checks made before spending.
+
+The vf-eval runs themselves are in test_eval_e2e.py; here nothing reaches a model, and anything
+that is not loopback goes to a closed proxy port.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from eval_support import REPO
+
+from tools.contract import BadInput, Context, ToolError
+from tools.evals.endpoints import resolve_endpoint
+from tools.evals.run import EvalRunInput, Target, eval_run, plan_command
+from tools.stack import Package, StackInput, stack_info
+
+NAME = "tiny-arith--stub--20260101-000000-abcd"
+
+
+@pytest.fixture
+def offline(monkeypatch, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))  # no ~/.prime login
+    monkeypatch.delenv("PRIME_API_KEY", raising=False)
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(var, "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return workspace
+
+
+@pytest.fixture(scope="module")
+def stack():
+    return stack_info(StackInput(), Context(workspace=REPO))
+
+
+def plan(stack, workspace: Path, **fields):
+    args = EvalRunInput(env="tiny-arith", model="stub", **fields)
+    target = Target("stub", "http://127.0.0.1:8000/v1", "STUB_API_KEY")
+    return plan_command(args, target, stack, {"PATH": str(REPO / ".venv" / "bin")}, workspace, NAME)
+
+
+def test_vf_eval_sets_every_costly_default_explicitly(stack, tmp_path):
+    made = plan(stack, tmp_path)
+    assert made.form == "vf-eval" and Path(made.argv[0]).name == "vf-eval"
+    # No --no-push: the default upload stays unless the user declines it.
+    assert made.argv[1:] == [
+        "tiny-arith", "-m", "stub", "-n", "20", "-r", "3", "--client.base-url", "http://127.0.0.1:8000/v1",
+        "--client.api-key-var", "STUB_API_KEY", "--env.agent.harness.id", "null",
+        "--env.agent.runtime.type", "subprocess", "--run.name", NAME, "--output-dir", "outputs", "--no-rich"]
+    assert made.run_dir == tmp_path / "outputs" / NAME
+    assert plan(stack, tmp_path, upload=False).argv[-1] == "--no-push"
+
+
+def test_older_stacks_get_their_own_commands(stack, tmp_path):
+    old_prime = stack.model_copy(update={"verifiers": Package(version="0.2.0"), "prime": Package(version="0.6.26")})
+    made = plan(old_prime, tmp_path, upload=False)
+    assert made.form == "prime-local"
+    assert made.argv[1:] == ["eval", "run", "tiny-arith", "-m", "stub", "-n", "20", "-r", "3",
+                             "-b", "http://127.0.0.1:8000/v1", "-k", "STUB_API_KEY", "-s", "--skip-upload"]
+    legacy_vf = stack.model_copy(update={"verifiers": Package(version="0.3.0"), "prime": None})
+    made = plan(legacy_vf, tmp_path)
+    assert made.form == "vf-eval-legacy"
+    assert made.argv[1:] == ["tiny-arith", "-m", "stub", "-n", "20", "-r", "3",
+                             "-b", "http://127.0.0.1:8000/v1", "-k", "STUB_API_KEY", "-s"]
+
+
+def test_hosted_builds_a_prime_command_that_prime_itself_accepts(stack, offline):
+    made = plan(stack, offline, hosted=True)
+    assert made.form == "prime-hosted"
+    assert made.argv[1:] == ["eval", "run", "tiny-arith", "--hosted", "-m", "stub", "-n", "20", "-r", "3",
+                             "-b", "http://127.0.0.1:8000/v1", "-k", "STUB_API_KEY", "--follow",
+                             "--eval-name", NAME, "--plain"]
+    # The real prime 0.18 parses the whole argv first and only then finds no login: our flags are its flags.
+    with pytest.raises(ToolError) as refused:
+        eval_run(EvalRunInput(env="me/tiny-arith", model="openai/gpt-4.1-mini", hosted=True),
+                 Context(workspace=offline))
+    assert refused.value.code == "not-logged-in"
+
+
+def test_hosted_cannot_skip_the_upload(offline):
+    with pytest.raises(BadInput) as refused:
+        eval_run(EvalRunInput(env="me/x", model="m", hosted=True, upload=False), Context(workspace=offline))
+    assert refused.value.code == "hosted-always-uploads"
+
+
+def test_a_model_or_an_endpoint_is_required(offline):
+    with pytest.raises(BadInput) as refused:
+        eval_run(EvalRunInput(env="tiny-arith"), Context(workspace=offline))
+    assert refused.value.code == "no-model" and "--endpoint" in refused.value.hint
+
+
+def test_a_missing_environment_names_the_install_command(offline):
+    (offline / "environments" / "tiny_arith").mkdir(parents=True)
+    with pytest.raises(BadInput) as refused:
+        eval_run(EvalRunInput(env="tiny-arith", model="m", base_url="http://127.0.0.1:9/v1"),
+                 Context(workspace=offline))
+    assert refused.value.code == "env-not-installed"
+    assert "uv pip install" in refused.value.hint and "environments/tiny_arith" in refused.value.hint
+
+
+def test_bundled_aliases_and_the_workspace_file_wins(tmp_path):
+    local = resolve_endpoint("local-vllm", tmp_path)
+    assert (local.model, local.url, local.key_var) == ("Qwen/Qwen3-0.6B", "http://localhost:8000/v1", "VLLM_API_KEY")
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "endpoints.toml").write_text(
+        '[[endpoint]]\nendpoint_id = "local-vllm"\nmodel = "mine"\napi_base_url = "http://127.0.0.1:7/v1"\n'
+        'api_key_var = "MY_KEY"\n')
+    mine = resolve_endpoint("local-vllm", tmp_path)
+    assert (mine.model, mine.url, mine.key_var) == ("mine", "http://127.0.0.1:7/v1", "MY_KEY")
+    with pytest.raises(BadInput) as unknown:
+        resolve_endpoint("nope", tmp_path)
+    assert unknown.value.code == "unknown-endpoint" and "gpt-4.1-mini" in unknown.value.hint
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('[[endpoint]]\nendpoint_id = "a"\nmodel = "m"\n', "lacks url, key"),
+    ('[[endpoint]]\nendpoint_id = "a"\nmodel = "m"\nurl = "u"\nkey = "K"\n'
+     '[[endpoint]]\nendpoint_id = "a"\nmodel = "other"\nurl = "v"\nkey = "K"\n', "multiple model ids"),
+    ('[[endpoint]]\nendpoint_id = "a"\nmodel = "m"\nurl = "u"\nkey = "K"\nclient_type = "x"\n', "rename it"),
+    ("endpoint = [", "not valid TOML"),
+])
+def test_a_bad_endpoints_file_says_where(tmp_path, text, says):
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "endpoints.toml").write_text(text)
+    with pytest.raises(BadInput) as bad:
+        resolve_endpoint("a", tmp_path)
+    assert str(tmp_path / "configs" / "endpoints.toml") in bad.value.message
+    assert says in bad.value.message + bad.value.hint

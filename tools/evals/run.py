@@ -1,0 +1,372 @@
+"""`rlpilot eval run`: the playbook's smoke eval, in the form the installed stack understands.
+
+The playbook's `prime eval run my-env -m gpt-4.1-mini -n 20 -r 3 -s` now fails: prime 0.18 runs
+evals on the platform only. So (shared/research/verifiers-prime.md sections 2.1-2.3):
+- verifiers >= 0.4: `vf-eval` with every costly default set explicitly: its defaults are a
+  remote model, every task, a Prime sandbox and an upload. `--no-push` only when the user said so.
+- an older stack: the local `prime eval run ... -s` (prime <= 0.6), else vf-eval's old flags;
+- `--hosted`: `prime eval run owner/name --hosted ... --follow` on the platform.
+Every rollout can error while the CLI exits 0, so the run is judged by its results file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, Field
+
+from tools import process
+from tools.configs.eras import prime_cli_is_native, version_tuple
+from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
+from tools.evals.endpoints import resolve_endpoint
+from tools.evals.results import LEGACY_METADATA, LEGACY_RESULTS, TRACES_FILE, locate, read_run
+from tools.evals.summarize import EvalSummary, summarize_run
+from tools.stack import StackInput, StackResult, stack_info
+from tools.workspace import search_path, workspace_interpreter
+
+Form = Literal["vf-eval", "vf-eval-legacy", "prime-local", "prime-hosted"]
+
+PRIME_INFERENCE_URL = "https://api.pinference.ai/api/v1"
+PRIME_KEY_VAR = "PRIME_API_KEY"
+VIEWER_URL = "https://app.primeintellect.ai/dashboard/evaluations/{id}"
+OUTPUT_DIR = "outputs"
+_LOOPBACK = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?(@[A-Za-z0-9][A-Za-z0-9.+!_-]*)?")
+_POLL_SECONDS = 0.5
+
+# Lines the CLIs print on failures a user can fix, and what to tell them (checked with 0.4.0 / 0.18.0).
+_KNOWN_FAILURES = (
+    ("tried to import", "env-not-installed", "the environment is not installed in the workspace's Python",
+     "install it: `uv pip install -e environments/NAME`, or `prime env install owner/NAME`"),
+    ("not authenticated with prime", "runtime-needs-login", "the Prime sandbox runtime needs a Prime login",
+     "run `prime login`, or use --runtime subprocess"),
+    ("No API key configured", "not-logged-in", "hosted evals need a Prime login",
+     "run `prime login`, or export PRIME_API_KEY"),
+    ("require an upstream environment", "env-not-published", "hosted evals run published environments only",
+     "publish it first: `rlpilot env push ENV`"),
+    ("failed to prepare uv script", "harness-setup-failed", "the harness could not install its packages",
+     "vf-eval installs the harness from the package index before each run: check network access to it"),
+)
+
+
+class EvalRunInput(BaseModel):
+    env: Annotated[str, Arg(positional=True),
+                   Field(description="The environment: an installed local name, or owner/name for --hosted.")]
+    model: Annotated[str | None, Arg(short="-m"), Field(description="The model id sent to the endpoint.")] = None
+    endpoint: Annotated[str | None, Arg(metavar="ALIAS"),
+                        Field(description="An alias from configs/endpoints.toml (model, URL and key variable).")] = None
+    base_url: Annotated[str | None, Arg(metavar="URL"),
+                        Field(description="OpenAI-compatible base URL (default: the alias's, else Prime "
+                                          "Inference).")] = None
+    api_key_var: Annotated[str | None, Arg(metavar="VAR"),
+                           Field(description="NAME of the environment variable holding the API key.")] = None
+    num_examples: Annotated[int, Arg(short="-n"), Field(ge=1, description="Examples to evaluate.")] = 20
+    rollouts: Annotated[int, Arg(short="-r"), Field(ge=1, description="Rollouts per example (group size).")] = 3
+    hosted: Annotated[bool, Field(description="Run on the Prime platform (the environment must be published).")] \
+        = False
+    upload: Annotated[bool, Arg(user_decision=True),
+                      Field(description="Upload results to the platform (vf-eval's default); --no-upload only "
+                                        "when the user asked.")] = True
+    harness: Annotated[str, Field(description="vf-eval harness; `null` is a plain chat loop.")] = "null"
+    runtime: Annotated[str, Field(description="vf-eval runtime; `subprocess` runs on this machine, `prime` in a "
+                                              "paid sandbox.")] = "subprocess"
+    timeout_minutes: Annotated[float, Field(gt=0, description="Stop the eval after this long.")] = 30
+
+
+class EvalRunResult(ToolResult):
+    form: Form
+    command: list[str]
+    env: str
+    model: str
+    base_url: str | None
+    upload: bool
+    run_dir: str | None = None
+    evaluation_id: str | None = None
+    viewer_url: str | None = None
+    seconds: float
+    ok: bool
+    problem: str | None = None
+    summary: EvalSummary | None = None
+
+    def render(self) -> str:
+        lines = [f"ran        {' '.join(self.command)}", f"took       {self.seconds:.0f} s"]
+        lines += [f"results    {self.run_dir}"] if self.run_dir else []
+        lines += [f"evaluation {self.evaluation_id}  {self.viewer_url}"] if self.evaluation_id else []
+        lines += [f"FAILED     {self.problem}"] if self.problem else []
+        if self.summary:
+            lines += ["", self.summary.render()]
+        return "\n".join(lines)
+
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+
+@dataclass
+class Target:
+    model: str
+    base_url: str | None
+    key_var: str | None
+
+
+@dataclass
+class Plan:
+    form: Form
+    argv: list[str]
+    results: Callable[[], Path | None]  # the results file, once it exists
+    run_dir: Path | None = None
+
+
+def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
+    if not _NAME.fullmatch(args.env):
+        raise BadInput("bad-env-id", f"{args.env!r} is not an environment name or owner/name[@version]",
+                       "e.g. tiny-arith, or primeintellect/gsm8k for --hosted")
+    if args.hosted and not args.upload:
+        raise BadInput("hosted-always-uploads", "a hosted eval keeps its results on the platform; it cannot "
+                       "skip the upload", "drop --no-upload, or run it locally without --hosted")
+    environ = dict(os.environ)
+    interpreter = workspace_interpreter(ctx.workspace, environ)
+    environ["PATH"] = search_path(interpreter, environ)
+    environ["PRIME_DISABLE_VERSION_CHECK"] = "1"
+    stack = stack_info(StackInput(), ctx)
+    target = resolve_target(args, ctx.workspace)
+    started = time.time()
+    plan = plan_command(args, target, stack, environ, ctx.workspace, run_name(args.env, target.model))
+    if plan.form != "prime-hosted":
+        _check_installed(args.env, interpreter.python, environ, ctx.workspace)
+        _check_endpoint(target, environ, stack)
+    ctx.emit({"type": "log", "line": "running " + " ".join(plan.argv)})
+    outcome, total = _run_with_progress(plan, args, environ, ctx)
+    result = EvalRunResult(form=plan.form, command=outcome.argv, env=args.env, model=target.model,
+                           base_url=target.base_url, upload=args.upload, seconds=time.time() - started, ok=True,
+                           run_dir=str(plan.run_dir) if plan.run_dir else None)
+    text = outcome.stdout_tail + outcome.stderr_tail
+    if plan.form == "prime-hosted":
+        _read_hosted_ids(result, text)
+        result.run_dir = None
+    if outcome.timed_out:
+        raise ToolError("eval-timed-out", f"the eval did not finish in {args.timeout_minutes:g} minutes",
+                        "raise --timeout-minutes, or lower -n / -r; finished rollouts stay in "
+                        f"{plan.run_dir or 'the output folder'}")
+    if not outcome.ok:
+        _raise_failure(outcome, text)
+    if plan.form == "prime-hosted" and result.evaluation_id and plan.run_dir:
+        _fetch_hosted_samples(result, plan.argv[0], plan.run_dir, environ, ctx)
+    results = plan.results()
+    if results is None:
+        if plan.form == "prime-hosted":
+            return result
+        raise ToolError("no-results", f"the eval exited 0 but wrote no results file ({plan.run_dir or OUTPUT_DIR})",
+                        f"look at its log: {outcome.last_lines()}")
+    result.run_dir = str(results.parent)
+    result.summary = summarize_run(read_run(locate(results)))
+    if result.summary.rollouts and result.summary.errored == result.summary.rollouts:
+        top = next(iter(result.summary.errors), "unknown error")
+        result.ok = False
+        result.problem = f"every rollout errored ({result.summary.errored} of {total}); most common: {top}"
+    return result
+
+
+def resolve_target(args: EvalRunInput, workspace: Path) -> Target:
+    """Which model, URL and key variable: explicit flags over the alias over Prime Inference."""
+    if args.endpoint:
+        alias = resolve_endpoint(args.endpoint, workspace)
+        return Target(args.model or alias.model, args.base_url or alias.url, args.api_key_var or alias.key_var)
+    if not args.model:
+        raise BadInput("no-model", "say which model to evaluate", "pass -m MODEL (with --base-url for your own "
+                       "server) or --endpoint ALIAS from configs/endpoints.toml")
+    if args.hosted:
+        return Target(args.model, args.base_url, args.api_key_var)
+    return Target(args.model, args.base_url or PRIME_INFERENCE_URL, args.api_key_var or PRIME_KEY_VAR)
+
+
+def run_name(env: str, model: str) -> str:
+    def slug(text: str) -> str:
+        return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
+
+    return f"{slug(env.split('/')[-1])}--{slug(model)}--{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
+
+
+def plan_command(args: EvalRunInput, target: Target, stack: StackResult, environ: dict[str, str],
+                 workspace: Path, name: str) -> Plan:
+    counts = ["-m", target.model, "-n", str(args.num_examples), "-r", str(args.rollouts)]
+    if args.hosted:
+        prime = _program("prime", environ, "hosted evals need the Prime CLI: `uv tool install prime`")
+        keys = (["-b", target.base_url] if target.base_url else []) + \
+               (["-k", target.key_var] if target.key_var else [])
+        # --plain is prime's terse mode for tools; the samples land where the summary reads them.
+        samples = workspace / ".rlpilot" / "evals" / name / LEGACY_RESULTS
+        return Plan("prime-hosted", [prime, "eval", "run", args.env, "--hosted", *counts, *keys, "--follow",
+                                     "--eval-name", name, "--plain"],
+                    results=lambda: samples if samples.is_file() else None, run_dir=samples.parent)
+    verifiers = stack.verifiers.version if stack.verifiers else None
+    if verifiers and version_tuple(verifiers) >= (0, 4):
+        vf_eval = _program("vf-eval", environ, "install verifiers in the workspace: `uv add 'verifiers>=0.4'`")
+        run_dir = workspace / OUTPUT_DIR / name
+        argv = [vf_eval, args.env, *counts, "--client.base-url", target.base_url, "--client.api-key-var",
+                target.key_var, "--env.agent.harness.id", args.harness, "--env.agent.runtime.type", args.runtime,
+                "--run.name", name, "--output-dir", OUTPUT_DIR, "--no-rich"] + ([] if args.upload else ["--no-push"])
+        traces = run_dir / TRACES_FILE
+        return Plan("vf-eval", argv, results=lambda: traces if traces.is_file() else None, run_dir=run_dir)
+    legacy = ["-b", target.base_url, "-k", target.key_var, "-s"]
+    since = time.time()
+    if stack.prime and not prime_cli_is_native(stack.prime.version):
+        prime = _program("prime", environ, "install the Prime CLI")
+        argv = [prime, "eval", "run", args.env, *counts, *legacy] + ([] if args.upload else ["--skip-upload"])
+        return Plan("prime-local", argv, results=lambda: _newest_legacy_results(workspace, since))
+    if verifiers:
+        vf_eval = _program("vf-eval", environ, "reinstall verifiers in the workspace")
+        return Plan("vf-eval-legacy", [vf_eval, args.env, *counts, *legacy],
+                    results=lambda: _newest_legacy_results(workspace, since))
+    raise BadInput("no-local-eval", "nothing installed can run a local eval: verifiers is missing from the "
+                   "workspace's Python", "add it: `uv add 'verifiers>=0.4'`, or run with --hosted")
+
+
+def _program(name: str, environ: dict[str, str], hint: str) -> str:
+    found = process.which(name, environ)
+    if not found:
+        raise BadInput("program-not-found", f"`{name}` is not installed in the workspace", hint)
+    return found
+
+
+def _newest_legacy_results(workspace: Path, since: float) -> Path | None:
+    """verifiers <= 0.3 writes outputs/evals/<env--model>/<id>/, or the same under environments/<env>/."""
+    patterns = [f"{OUTPUT_DIR}/evals/*/*/{LEGACY_RESULTS}", f"environments/*/{OUTPUT_DIR}/evals/*/*/{LEGACY_RESULTS}"]
+    found = [p for pattern in patterns for p in workspace.glob(pattern) if p.stat().st_mtime >= since - 1]
+    return max(found, key=lambda p: p.stat().st_mtime, default=None)
+
+
+def _check_installed(env: str, python: Path, environ: dict[str, str], workspace: Path) -> None:
+    name = env.split("/")[-1].split("@")[0]
+    module = name.replace("-", "_")
+    probe = process.run([python, "-c", "import importlib.util, sys; "
+                         "print(importlib.util.find_spec(sys.argv[1]) is not None)", module], env=environ, timeout=60)
+    if probe.ok and probe.stdout_tail[-1:] == ["True"]:
+        return
+    local = workspace / "environments" / module
+    hint = (f"install it: `uv pip install --python {python} -e {local}`" if local.is_dir()
+            else f"install it from the Hub: `prime env install OWNER/{name}`, or check the name")
+    raise BadInput("env-not-installed", f"environment {name!r} is not installed in the workspace's Python "
+                   f"({python}): no module {module!r}", hint)
+
+
+def _check_endpoint(target: Target, environ: dict[str, str], stack: StackResult) -> None:
+    url = urlparse(target.base_url or "")
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise BadInput("bad-base-url", f"{target.base_url!r} is not an http(s) URL",
+                       "pass e.g. --base-url http://localhost:8000/v1")
+    local = url.hostname in _LOOPBACK
+    prime_login = url.hostname == urlparse(PRIME_INFERENCE_URL).hostname and stack.logged_in
+    if target.key_var and not environ.get(target.key_var) and not local and not prime_login:
+        raise BadInput("missing-api-key", f"{target.key_var} is not set, and {target.base_url} needs an API key",
+                       f"export {target.key_var}=..., or pass --api-key-var with the variable that holds it")
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname, port), timeout=5).close()
+    except OSError as error:
+        raise BadInput("endpoint-unreachable", f"cannot reach {target.base_url} ({error})",
+                       "start the server (e.g. `vllm serve MODEL`), or check --base-url / the endpoint alias") \
+            from None
+
+
+def _run_with_progress(plan: Plan, args: EvalRunInput, environ: dict[str, str], ctx: Context):
+    """Run the command, emitting finished rollouts out of expected as the results file grows."""
+    state = {"total": args.num_examples * args.rollouts, "done": -1}
+    stop = threading.Event()
+
+    def report(done: int) -> None:
+        if done != state["done"]:
+            state["done"] = done
+            ctx.emit({"type": "progress", "done": done, "total": state["total"], "label": "rollouts"})
+
+    def on_line(stream: str, line: str) -> None:
+        # vf-eval logs the real plan, which is smaller than -n x -r when the taskset is.
+        planned = re.search(r"running (\d+)x(\d+) rollouts", line)
+        if planned:
+            state["total"] = int(planned[1]) * int(planned[2])
+        if stream == "stderr" or plan.form == "prime-hosted":
+            ctx.emit({"type": "log", "line": line})
+
+    seen = {"path": None, "offset": 0, "lines": 0}
+
+    def poll() -> None:
+        seen["path"] = seen["path"] or plan.results()
+        if seen["path"] is None:
+            return
+        with seen["path"].open("rb") as handle:
+            handle.seek(seen["offset"])
+            chunk = handle.read()
+        seen["lines"] += chunk.count(b"\n")
+        seen["offset"] += len(chunk)
+        report(seen["lines"])
+
+    def watch() -> None:
+        while not stop.wait(_POLL_SECONDS):
+            poll()
+
+    report(0)
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        outcome = process.run(plan.argv, cwd=ctx.workspace, env=environ, timeout=args.timeout_minutes * 60,
+                              on_line=on_line)
+    finally:
+        stop.set()
+        watcher.join()
+    poll()
+    return outcome, state["total"]
+
+
+def _raise_failure(outcome: process.ProcessResult, text: list[str]) -> None:
+    joined = "\n".join(text)
+    for marker, code, message, hint in _KNOWN_FAILURES:
+        if marker in joined:
+            raise ToolError(code, message, hint)
+    raise ToolError("eval-failed", f"the eval exited with status {outcome.returncode}: {outcome.last_lines(3)}",
+                    "fix what the message says and run it again")
+
+
+def _read_hosted_ids(result: EvalRunResult, text: list[str]) -> None:
+    for line in text:
+        found = re.search(r"Evaluation ID:\s*(\S+)", line)
+        if found:
+            result.evaluation_id = found[1]
+        viewer = re.search(r"View results:\s*(\S+)", line)
+        if viewer:
+            result.viewer_url = viewer[1]
+    if result.evaluation_id and not result.viewer_url:
+        result.viewer_url = VIEWER_URL.format(id=result.evaluation_id)
+
+
+def _fetch_hosted_samples(result: EvalRunResult, prime: str, folder: Path, environ: dict[str, str],
+                          ctx: Context) -> None:
+    """The platform's samples, as a legacy results file, so the summary reads them like any run.
+
+    Samples are optional (`.samples[].example_id?`, `.score?` in prime 0.18's help): when they
+    are missing or unreadable the result keeps the evaluation id and viewer link only.
+    """
+    outcome = process.run([prime, "eval", "samples", str(result.evaluation_id), "-n", "1000", "-o", "json",
+                           "--plain"], cwd=ctx.workspace, env=environ, timeout=120, keep_lines=1_000_000)
+    try:
+        samples = json.loads(outcome.stdout).get("samples") or []
+    except (ValueError, AttributeError):
+        return
+    rows = [{"example_id": s.get("example_id", s.get("id", i)), "reward": s.get("reward", s.get("score")),
+             **({"error": s["error"]} if s.get("error") else {})}
+            for i, s in enumerate(samples) if isinstance(s, dict)]
+    if not rows:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / LEGACY_RESULTS).write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (folder / LEGACY_METADATA).write_text(json.dumps({"env_id": result.env, "model": result.model,
+                                                      "evaluation_id": result.evaluation_id}))
