@@ -1,0 +1,244 @@
+"""A training config as a file: read it, walk its keys, find their lines, edit it in place.
+
+Every read goes through `load`, so a missing file, a folder, a binary file, invalid TOML or a
+value of the wrong type is one clear `BadInput` line (exit 2) naming the file and line. Edits
+work on the tomlkit document, so comments and formatting of untouched keys survive.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.container import Container
+from tomlkit.exceptions import ParseError
+from tomlkit.items import AoT, Table
+from tomlkit.toml_document import TOMLDocument
+
+from tools.configs.dialects import KEY_TYPES, type_ok
+from tools.contract import BadInput
+
+_SEGMENT = re.compile(r"^([A-Za-z0-9_-]+)((?:\[\d+\])*)$")
+
+
+@dataclass
+class Config:
+    path: Path
+    text: str
+    doc: TOMLDocument
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.doc.unwrap()
+
+
+def load(path: Path) -> Config:
+    text = read_text(path)
+    return Config(path, text, parse(text, path))
+
+
+def read_text(path: Path) -> str:
+    if not path.exists():
+        raise BadInput("no-such-file", f"{path}: no such file", "check the path, or run `ls` in its folder")
+    if path.is_dir():
+        raise BadInput("is-a-directory", f"{path} is a directory, not a config file",
+                       "pass the .toml file itself, e.g. rl.toml inside it")
+    raw = path.read_bytes()
+    if b"\0" in raw:
+        raise BadInput("not-toml", f"{path} is a binary file, not a TOML config", "pass the .toml config file")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BadInput("not-toml", f"{path} is not UTF-8 text (byte {error.start})",
+                       "TOML files are UTF-8; re-save it as UTF-8") from None
+
+
+def parse(text: str, path: Path) -> TOMLDocument:
+    try:
+        doc = tomlkit.parse(text)
+    except ParseError as error:
+        raise BadInput("invalid-toml", f"{path}:{error.line}: invalid TOML at line {error.line}, column "
+                       f"{error.col}: {_reason(error)}", "fix the syntax on that line") from None
+    check_types(doc.unwrap(), path, text)
+    return doc
+
+
+def _reason(error: ParseError) -> str:
+    reason = re.sub(r"\s+at line \d+ col \d+$", "", str(error))
+    return reason.replace("'\\x00'", "the end of the file")
+
+
+def check_types(data: dict[str, Any], path: Path, text: str) -> None:
+    for key, display, value in walk(data):
+        expected = KEY_TYPES.get(key)
+        if expected and not type_ok(expected, value):
+            line = line_of(text, display)
+            where = f"{path}:{line}" if line else str(path)
+            raise BadInput("wrong-type", f"{where}: {display} must be {expected}, not {value!r}",
+                           f"write e.g. {display} = {_example(expected)}")
+
+
+def _example(expected: str) -> str:
+    return {"an integer": "128", "a number": "1e-6", "true or false": "true"}.get(expected, '"text"')
+
+
+def walk(data: dict[str, Any], schema: str = "", display: str = "") -> Iterator[tuple[str, str, Any]]:
+    """Every key below `data` as (schema path, display path, value), tables before their keys.
+
+    The schema path marks array-of-tables entries with `[]`, the display path with `[i]`.
+    """
+    for key, value in data.items():
+        sub_schema = f"{schema}.{key}" if schema else key
+        sub_display = f"{display}.{key}" if display else key
+        yield sub_schema, sub_display, value
+        if isinstance(value, dict):
+            yield from walk(value, sub_schema, sub_display)
+        elif is_table_array(value):
+            for index, entry in enumerate(value):
+                yield from walk(entry, sub_schema + "[]", f"{sub_display}[{index}]")
+
+
+def is_table_array(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def lookup(data: dict[str, Any], dotted: str, default: Any = None) -> Any:
+    """The value at a dotted path of plain tables (no array entries), or `default`."""
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
+def split_key(dotted: str) -> list[str | int]:
+    """`orchestrator.train.source[0].group_size` -> ["orchestrator", "train", "source", 0, "group_size"]."""
+    parts: list[str | int] = []
+    for segment in dotted.split("."):
+        match = _SEGMENT.match(segment.strip())
+        if not match:
+            raise BadInput("bad-key", f"{dotted!r} is not a dotted key", "write e.g. orchestrator.batch_size or "
+                           "orchestrator.train.source[0].group_size")
+        parts.append(match.group(1))
+        parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", match.group(2)))
+    return parts
+
+
+def schema_path(parts: list[str | int]) -> str:
+    text = ""
+    for part in parts:
+        text += "[]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def line_of(text: str, display: str) -> int | None:
+    """The 1-based line where `display` (a display path) is defined, when it is written out."""
+    target = display
+    table, counts = "", {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith(("'", '"')) else raw.strip()
+        header = re.match(r"^\[\[\s*([^\]]+?)\s*\]\]$|^\[\s*([^\]]+?)\s*\]$", line)
+        if header:
+            name = _unquote(header.group(1) or header.group(2))
+            base = _with_indices(name, counts)
+            if header.group(1):
+                counts[base] = counts.get(base, -1) + 1
+                table = f"{base}[{counts[base]}]"
+            else:
+                table = base
+            if target in (table, base) or table.startswith((target + ".", target + "[")):
+                return number
+            continue
+        assignment = re.match(r"^([A-Za-z0-9_.\"' -]+?)\s*=", line)
+        if assignment:
+            key = _unquote(assignment.group(1))
+            full = f"{table}.{key}" if table else key
+            if full == target or target.startswith(full + "."):
+                return number
+    return None
+
+
+def _with_indices(name: str, counts: dict[str, int]) -> str:
+    """A header inside an array of tables attaches to its last entry: add that entry's index."""
+    parts, built = name.split("."), ""
+    for part in parts:
+        built = f"{built}.{part}" if built else part
+        if built in counts and built != name:
+            built = f"{built}[{counts[built]}]"
+    return built
+
+
+def _unquote(key: str) -> str:
+    return ".".join(p.strip().strip("\"'") for p in key.split("."))
+
+
+# --- editing the tomlkit document -------------------------------------------------------------
+
+
+def container_of(doc: TOMLDocument, parts: list[str | int], create: bool = False) -> Any | None:
+    """The table or array entry holding the last part of `parts`; None when it does not exist."""
+    node: Any = doc
+    for index, part in enumerate(parts[:-1]):
+        if isinstance(part, int):
+            if not isinstance(node, AoT | list) or part >= len(node):
+                return None
+            node = node[part]
+            continue
+        if part not in node:
+            if not create:
+                return None
+            # A table created only to hold a sub-table stays implicit, so no empty header appears.
+            holds_table = index + 1 < len(parts) - 1
+            node.append(part, tomlkit.table(is_super_table=holds_table))
+        node = node[part]
+        if not isinstance(node, dict | AoT | list):
+            return None
+    return node
+
+
+def get_item(doc: TOMLDocument, parts: list[str | int]) -> Any | None:
+    parent = container_of(doc, parts)
+    last = parts[-1]
+    if parent is None:
+        return None
+    if isinstance(last, int):
+        return parent[last] if isinstance(parent, AoT | list) and last < len(parent) else None
+    return parent.get(last) if isinstance(parent, dict) else None
+
+
+def set_item(doc: TOMLDocument, parts: list[str | int], value: Any) -> None:
+    parent = container_of(doc, parts, create=True)
+    if parent is None or not isinstance(parent, dict):
+        raise BadInput("bad-key", f"{'.'.join(map(str, parts))}: a part of this path is not a table",
+                       "set a key inside a table, e.g. orchestrator.batch_size")
+    last = parts[-1]
+    if last in parent:
+        existing = parent[last]
+        item = tomlkit.item(value)
+        if hasattr(existing, "trivia") and hasattr(item, "trivia"):
+            item.trivia.comment = existing.trivia.comment
+            item.trivia.comment_ws = existing.trivia.comment_ws
+        parent[last] = item
+    else:
+        parent[last] = value
+
+
+def delete_item(doc: TOMLDocument, parts: list[str | int]) -> None:
+    parent = container_of(doc, parts)
+    if isinstance(parent, dict) and parts[-1] in parent:
+        parent.remove(parts[-1]) if isinstance(parent, Table | Container) else parent.pop(parts[-1])
+
+
+def rename_in_place(parent: Table | Container, old: str, new: str) -> None:
+    """Rename a key where it stands, keeping its position, value and comment."""
+    body = parent.value if isinstance(parent, Table) else parent
+    body._replace(old, new, parent[old])
+
+
+def dumps(doc: TOMLDocument) -> str:
+    return tomlkit.dumps(doc)
