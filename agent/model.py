@@ -7,7 +7,6 @@ dropped connections. Other 4xx mean the request is wrong and are raised at once.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,6 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from configs import defaults
-from tools.contract import BadInput
 
 MAX_RETRY_AFTER_S = 60.0
 
@@ -52,21 +50,10 @@ def resolve_endpoint(workspace: Path, base_url: str | None = None, model: str | 
 
 
 def _from_alias(workspace: Path, alias: str, model: str | None) -> Endpoint:
-    path = workspace / "configs" / "endpoints.toml"
-    try:
-        entries = tomllib.loads(path.read_text()).get("endpoint", [])
-    except FileNotFoundError:
-        raise BadInput("no-endpoints-file", f"--endpoint {alias}: {path} does not exist",
-                       "create it with [[endpoint]] tables (endpoint_id, model, url, key)") from None
-    except tomllib.TOMLDecodeError as error:
-        raise BadInput("bad-endpoints-file", f"{path}: {error}", "fix the TOML syntax") from None
-    for entry in entries:
-        if entry.get("endpoint_id") == alias:
-            return Endpoint(entry["url"], model or entry["model"], entry.get("key") or entry.get("api_key_var")
-                            or "OPENAI_API_KEY", f"{path} [{alias}]")
-    known = ", ".join(e.get("endpoint_id", "?") for e in entries) or "none"
-    raise BadInput("unknown-endpoint", f"no endpoint {alias!r} in {path} (known: {known})",
-                   "add an [[endpoint]] with that endpoint_id")
+    from tools.evals.endpoints import resolve_endpoint as resolve_alias
+
+    entry = resolve_alias(alias, workspace)
+    return Endpoint(entry.url, model or entry.model, entry.key_var, f"{entry.source} [{alias}]")
 
 
 class ModelError(Exception):
