@@ -65,6 +65,27 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Show a few rollouts of an eval run (prompt, reply, reward, errors): worst, best or random.",
     ),
     ToolEntry(
+        "env_install",
+        ("env", "install"),
+        "tools.hub.envs:env_install",
+        Effect.LOCAL_WRITE,
+        "Install an environment (local name or Hub id owner/name[@version]) into the workspace.",
+    ),
+    ToolEntry(
+        "env_status",
+        ("env", "status"),
+        "tools.hub.envs:env_status",
+        Effect.READ,
+        "An environment's visibility and latest version on the Environments Hub.",
+    ),
+    ToolEntry(
+        "env_push",
+        ("env", "push"),
+        "tools.hub.envs:env_push",
+        Effect.EXTERNAL,
+        "Check an environment package and push it to the Environments Hub with the visibility the user chose.",
+    ),
+    ToolEntry(
         "report",
         ("report",),
         "agent.report:report",

@@ -1,0 +1,232 @@
+"""A local stand-in of the Prime API, for the real `prime` CLI (0.18.0) to talk to.
+
+A real HTTP server on 127.0.0.1 and a free port; point the CLI at it with PRIME_API_BASE_URL.
+It serves the endpoints that `prime env status|install|push` and `prime train
+run|validate|models|get|metrics|logs|stop|pause|checkpoints` call (read from
+prime_cli/api/*.py and prime_cli/commands/{env,rl}.py), keeps what it was sent, and answers
+with the shapes those commands parse. Upload URLs it hands out point back at itself, so a push
+runs end to end without leaving the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+API_KEY = "pit_standin_0123456789abcdef"
+NOW = "2026-12-01T08:00:00Z"
+
+Route = tuple[str, re.Pattern[str], Callable[..., tuple[int, Any]]]
+
+
+class PrimeAPI:
+    """State and routes. Tests seed `metrics`, `logs`, `checkpoints` and read `requests`."""
+
+    def __init__(self, api_key: str = API_KEY, username: str | None = "tester"):
+        self.api_key = api_key
+        self.username = username  # None: the account has no Hub username yet
+        self.requests: list[dict[str, Any]] = []
+        self.runs: dict[str, dict[str, Any]] = {}
+        self.payloads: dict[str, dict[str, Any]] = {}
+        self.metrics: dict[str, list[dict[str, Any]]] = {}
+        self.logs: dict[str, dict[str, str]] = {}
+        self.checkpoints: dict[str, list[dict[str, Any]]] = {}
+        self.environments: dict[str, dict[str, Any]] = {}
+        self.uploads: dict[str, bytes] = {}
+        self.wheels: dict[str, bytes] = {}  # served at /files/<name> for hub installs
+        self.on_demand = [{"gpuType": "H200_141GB", "pricePerGpuHour": 3.2, "availableNow": True}]
+        self._server: ThreadingHTTPServer | None = None
+        self._routes: list[Route] = [
+            ("POST", re.compile(r"/api/v1/training/runs/prepare"), self._prepare),
+            ("POST", re.compile(r"/api/v1/training/runs"), self._create_run),
+            ("POST", re.compile(r"/api/v1/training/runs/(?P<run>[^/]+)/pause"), self._pause),
+            ("GET", re.compile(r"/api/v1/training/available-fft-models"), self._models),
+            ("GET", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)"), self._get_run),
+            ("PUT", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)/stop"), self._stop),
+            ("GET", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)/metrics"), self._metrics),
+            ("GET", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)/logs"), self._logs),
+            ("GET", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)/checkpoints"), self._checkpoints),
+            ("GET", re.compile(r"/api/v1/environmentshub/(?P<owner>[^/]+)/(?P<name>[^/]+)/status"), self._env_status),
+            ("GET", re.compile(r"/api/v1/environmentshub/(?P<owner>[^/]+)/(?P<name>[^/]+)/@(?P<version>[^/]+)"),
+             self._env_details),
+            ("POST", re.compile(r"/api/v1/environmentshub/resolve"), self._resolve),
+            ("POST", re.compile(r"/api/v1/environmentshub/(?P<env>[^/]+)/wheels"), self._prepare_upload),
+            ("POST", re.compile(r"/api/v1/environmentshub/(?P<env>[^/]+)/versions"), self._prepare_upload),
+            ("POST", re.compile(r"/api/v1/environmentshub/(?P<env>[^/]+)/wheels/(?P<id>[^/]+)/finalize"),
+             self._finalize),
+            ("POST", re.compile(r"/api/v1/environmentshub/(?P<env>[^/]+)/versions/(?P<id>[^/]+)/finalize"),
+             self._finalize),
+        ]
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> PrimeAPI:
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _serve(self) -> None:
+                api._handle(self)
+
+            do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        assert self._server is not None
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def seen(self, method: str, path_pattern: str) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["method"] == method and re.fullmatch(path_pattern, r["path"])]
+
+    # -- dispatch ----------------------------------------------------------------------------
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        parsed = urlparse(handler.path)
+        size = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(size) if size else b""
+        record = {"method": handler.command, "path": parsed.path, "query": parse_qs(parsed.query),
+                  "auth": handler.headers.get("Authorization")}
+        self.requests.append(record)
+        if parsed.path.startswith("/upload/") and handler.command == "PUT":
+            self.uploads[parsed.path.removeprefix("/upload/")] = raw
+            return self._reply(handler, 200, {})
+        if parsed.path.startswith("/files/") and handler.command in ("GET", "HEAD"):
+            body = self.wheels.get(parsed.path.removeprefix("/files/"))
+            return self._reply(handler, 200, body) if body else self._reply(handler, 404, {"detail": "no file"})
+        if handler.headers.get("Authorization") != f"Bearer {self.api_key}" and not self._public(parsed.path):
+            return self._reply(handler, 401, {"detail": "unauthorized"})
+        body = json.loads(raw) if raw else None
+        record["body"] = body
+        for method, pattern, action in self._routes:
+            match = pattern.fullmatch(parsed.path)
+            if method == handler.command and match:
+                status, payload = action(body=body, query=record["query"], **match.groupdict())
+                return self._reply(handler, status, payload)
+        self._reply(handler, 404, {"detail": "Not Found"})
+
+    @staticmethod
+    def _public(path: str) -> bool:
+        return path.startswith("/api/v1/environmentshub/") and ("/status" in path or "/@" in path)
+
+    @staticmethod
+    def _reply(handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/octet-stream" if isinstance(payload, bytes)
+                            else "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        if handler.command != "HEAD":
+            handler.wfile.write(data)
+
+    # -- hosted training ---------------------------------------------------------------------
+
+    def _prepare(self, **_: Any) -> tuple[int, Any]:
+        # A platform without local-validation support: the CLI falls back to server-side checks.
+        return 404, {"detail": "Not Found"}
+
+    def _create_run(self, body: dict[str, Any], **_: Any) -> tuple[int, Any]:
+        run_id = "run" + uuid.uuid4().hex[:10]
+        config = body["config"]
+        deployment = config.get("deployment", {})
+        self.payloads[run_id] = body
+        self.runs[run_id] = {
+            "id": run_id, "name": body.get("name"), "userId": "user_1", "teamId": body.get("teamId"),
+            "status": "RUNNING", "kind": "DEDICATED_FULL_FT",
+            "baseModel": config.get("model", {}).get("name"), "maxSteps": config.get("max_steps"),
+            "gpuCount": deployment.get("num_train_gpus", 1) + deployment.get("num_infer_gpus", 1),
+            "environments": [], "createdAt": NOW, "updatedAt": NOW,
+        }
+        return 200, {"runId": run_id, "tokenValue": "tok_secret_value_123456", "onDemand": True,
+                     "gpuType": body.get("gpuType") or "H200_141GB", "pricePerGpuHour": 3.2,
+                     "estimatedCostPerHour": 6.4, "isBeta": False}
+
+    def _get_run(self, run: str, **_: Any) -> tuple[int, Any]:
+        found = self.runs.get(run)
+        return (200, {"run": found}) if found else (404, {"detail": f"Run {run} not found"})
+
+    def _stop(self, run: str, **_: Any) -> tuple[int, Any]:
+        found = self.runs.get(run)
+        if not found:
+            return 404, {"detail": f"Run {run} not found"}
+        found.update(status="STOPPED", completedAt=NOW)
+        return 200, {"run": found}
+
+    def _pause(self, run: str, **_: Any) -> tuple[int, Any]:
+        found = self.runs.get(run)
+        if not found:
+            return 404, {"detail": f"Run {run} not found"}
+        found["status"] = "PAUSING"
+        return 200, {"runId": run, "status": "PAUSING"}
+
+    def _models(self, **_: Any) -> tuple[int, Any]:
+        return 200, {"models": [], "onDemand": self.on_demand, "onDemandBetaAccess": True}
+
+    def _metrics(self, run: str, query: dict[str, list[str]], **_: Any) -> tuple[int, Any]:
+        rows = self.metrics.get(run, [])
+        if "min_step" in query:
+            rows = [r for r in rows if r["step"] >= int(query["min_step"][0])]
+        return 200, {"metrics": rows}
+
+    def _logs(self, run: str, query: dict[str, list[str]], **_: Any) -> tuple[int, Any]:
+        component = query.get("component", ["orchestrator"])[0]
+        return 200, {"logs": self.logs.get(run, {}).get(component, "")}
+
+    def _checkpoints(self, run: str, **_: Any) -> tuple[int, Any]:
+        return 200, {"checkpoints": self.checkpoints.get(run, [])}
+
+    # -- environments hub --------------------------------------------------------------------
+
+    def _env_status(self, owner: str, name: str, **_: Any) -> tuple[int, Any]:
+        found = self.environments.get(f"{owner}/{name}")
+        if not found:
+            return 404, {"detail": f"Environment {owner}/{name} not found"}
+        return 200, {"data": {"name": name, "visibility": found["visibility"],
+                              "latest_version": {"semantic_version": found["version"],
+                                                 "content_hash": found["hash"], "created_at": NOW}}}
+
+    def _env_details(self, owner: str, name: str, version: str, **_: Any) -> tuple[int, Any]:
+        found = self.environments.get(f"{owner}/{name}")
+        if not found:
+            return 404, {"detail": f"Environment {owner}/{name} not found"}
+        return 200, {"data": {"visibility": found["visibility"], "wheel_url": found.get("wheel_url")}}
+
+    def _resolve(self, body: dict[str, Any], **_: Any) -> tuple[int, Any]:
+        if self.username is None:
+            return 400, {"detail": "User profile is missing a username"}
+        hub_id = f"{self.username}/{body['name']}"
+        created = hub_id not in self.environments
+        self.environments.setdefault(hub_id, {"id": "env_" + uuid.uuid4().hex[:8], "version": None,
+                                              "hash": "", "visibility": body.get("visibility", "PRIVATE")})
+        return 200, {"data": {"id": self.environments[hub_id]["id"], "owner": {"name": self.username},
+                              "created": created}}
+
+    def _prepare_upload(self, env: str, body: dict[str, Any], **_: Any) -> tuple[int, Any]:
+        token = uuid.uuid4().hex[:12]
+        for entry in self.environments.values():
+            if entry["id"] == env:
+                entry.update(version=body.get("semantic_version"), hash=body["content_hash"],
+                             runtime_hint=body.get("runtime_hint"))
+        key = "wheel_id" if body["filename"].endswith(".whl") else "version_id"
+        return 200, {"data": {key: token, "upload_url": f"{self.url}/upload/{token}"}}
+
+    def _finalize(self, **_: Any) -> tuple[int, Any]:
+        return 200, {"data": {"success": True}}
+

@@ -1,0 +1,84 @@
+"""Helpers for the hub and training tests: a workspace, environment packages, the real CLIs."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from fakes.prime_api import PrimeAPI
+
+RLPILOT = Path(sys.executable).parent / "rlpilot"
+
+TASKSET_MODULE = '''\
+import verifiers.v1 as vf
+
+__all__ = ["EchoTaskset"]
+
+
+class EchoTaskset(vf.Taskset):
+    """A stand-in; the push checks look at the source, not at behaviour."""
+'''
+
+
+def prime_env(home: Path, api: PrimeAPI | None = None, *, logged_in: bool = True, **extra: str) -> dict[str, str]:
+    """Our environment for a child process: a private HOME (the CLI writes ~/.prime), the stand-in API."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"PRIME_API_KEY", "PRIME_API_BASE_URL", "PRIME_BASE_URL", "RLPILOT_HOME", "PRIME_TEAM_ID",
+                        # so that installs go to the test's workspace, never to rlpilot's own .venv
+                        "VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT"}}
+    home.mkdir(parents=True, exist_ok=True)
+    env["HOME"] = str(home)
+    env["PRIME_DISABLE_VERSION_CHECK"] = "1"
+    # Anything that is not loopback goes to a closed port: no test may reach an outside host.
+    # uv builds and installs from its cache, which `uv sync` filled (hatchling builds rlpilot too).
+    env.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9", NO_PROXY="127.0.0.1,localhost",
+               UV_OFFLINE="1", UV_CACHE_DIR=_uv_cache())
+    if api is not None:
+        env["PRIME_API_BASE_URL"] = api.url
+        if logged_in:
+            env["PRIME_API_KEY"] = api.api_key
+    env.update(extra)
+    return env
+
+
+@functools.cache
+def _uv_cache() -> str:
+    """The user's uv cache, found before HOME is changed under it."""
+    return subprocess.run(["uv", "cache", "dir"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def use_env(monkeypatch, env: dict[str, str]) -> None:
+    """Make `env` this test process's environment, for tools called in-process."""
+    for key in list(os.environ):
+        if key not in env:
+            monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+
+
+def env_package(workspace: Path, name: str, *, verifiers: str | None = "verifiers>=0.4",
+                module: str | None = TASKSET_MODULE) -> Path:
+    folder = workspace / "environments" / name.replace("-", "_")
+    folder.mkdir(parents=True)
+    deps = f'dependencies = ["{verifiers}"]\n' if verifiers else ""
+    (folder / "pyproject.toml").write_text(textwrap.dedent(f"""\
+        [project]
+        name = "{name}"
+        version = "0.1.0"
+        {deps}
+        [build-system]
+        requires = ["hatchling"]
+        build-backend = "hatchling.build"
+        """))
+    if module is not None:
+        (folder / f"{name.replace('-', '_')}.py").write_text(module)
+    return folder
+
+
+def rlpilot(*args: str, cwd: Path, env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([RLPILOT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)

@@ -1,0 +1,190 @@
+"""`rlpilot env install|status|push` through the real prime CLI and the local stand-in of the Prime API."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import click
+import pytest
+import typer.main
+from fakes.prime_api import PrimeAPI
+from ops_support import env_package, prime_env, rlpilot, use_env
+
+from tools.contract import BadInput, Context, ToolError
+from tools.hub.envs import (
+    EnvInstallInput,
+    EnvPushInput,
+    env_install,
+    env_push,
+    install_argv,
+    push_argv,
+    status_argv,
+)
+from tools.hub.refs import parse_env_ref
+from tools.prime_runner import cli_args
+
+
+def prime_parses(args: list[str]) -> tuple[list[str], dict]:
+    """Parse `prime ARGS` with the installed CLI's own parser, the way it would be run."""
+    from prime_cli.main import app
+
+    command = typer.main.get_command(app)
+    ctx = command.make_context("prime", cli_args(args))
+    path = []
+    while isinstance(command, click.Group):
+        name, command, rest = command.resolve_command(ctx, [*ctx._protected_args, *ctx.args])
+        path.append(name)
+        ctx = command.make_context(name, rest, parent=ctx)
+    return path, ctx.params
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+def test_installed_prime_parses_every_hub_argv_we_build(tmp_path):
+    folder = tmp_path / "environments" / "echo_env"
+    path, params = prime_parses(install_argv(parse_env_ref("echo-env"), folder))
+    assert path == ["env", "install"] and params["env_ids"] == ("echo-env",) and params["path"] == str(folder.parent)
+    _, params = prime_parses(install_argv(parse_env_ref("primeintellect/gsm8k@0.1.2"), None))
+    assert params["env_ids"] == ("primeintellect/gsm8k@0.1.2",) and params["path"] == "./environments"
+    path, params = prime_parses(status_argv("tester/echo-env"))
+    assert path == ["env", "status"] and params["output"] == "json"
+    for owner in (None, "my-team"):
+        path, params = prime_parses(push_argv(folder, "PRIVATE", owner))
+        assert path == ["env", "push"] and params["env_id"] is None
+        assert params["path"] == str(folder) and params["visibility"] == "PRIVATE" and params["owner"] == owner
+
+
+@pytest.mark.parametrize("text", ["-rf", "--with=pip", "a/b/c", "../x", "owner/", "/name", "name@1.0", "a b", ""])
+def test_env_references_are_checked_before_anything_runs(text):
+    with pytest.raises(BadInput) as error:
+        parse_env_ref(text)
+    assert error.value.code == "bad-env-id"
+
+
+def test_hub_ids_and_local_names():
+    hub = parse_env_ref("primeintellect/reverse-text@0.1.3")
+    assert (hub.owner, hub.name, hub.version, hub.hub_id) == ("primeintellect", "reverse-text", "0.1.3",
+                                                              "primeintellect/reverse-text")
+    local = parse_env_ref("reverse-text")
+    assert not local.is_hub and local.folder_name == "reverse_text"
+
+
+def test_push_without_visibility_asks_the_user_and_runs_nothing(workspace, tmp_path):
+    env_package(workspace, "echo-env")
+    with PrimeAPI() as api:
+        done = rlpilot("env", "push", "echo-env", cwd=workspace, env=prime_env(tmp_path / "home", api))
+    assert done.returncode == 2 and done.stdout == ""
+    assert "PUBLIC" in done.stderr and "PRIVATE" in done.stderr and "--visibility" in done.stderr
+    assert api.requests == []
+
+
+def test_push_reports_every_package_problem_at_once(workspace, monkeypatch, tmp_path):
+    env_package(workspace, "echo-env", verifiers="verifiers", module="import verifiers.v1 as vf\n")
+    with PrimeAPI() as api:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api))
+        result = env_push(EnvPushInput(env="echo-env", visibility="PUBLIC"), Context(workspace=workspace))
+    assert not result.pushed and result.exit_code() == 1
+    codes = {f.code: f for f in result.findings}
+    assert set(codes) == {"no-all", "verifiers-unpinned"}
+    assert "legacy verifiers v0" in codes["verifiers-unpinned"].message
+    assert "verifiers>=0.4" in codes["verifiers-unpinned"].fix
+    assert api.requests == []
+
+
+def test_push_without_login_is_one_clear_line(workspace, tmp_path):
+    env_package(workspace, "echo-env")
+    with PrimeAPI() as api:
+        env = prime_env(tmp_path / "home", api, logged_in=False)
+        done = rlpilot("env", "push", "echo-env", "--visibility", "PRIVATE", cwd=workspace, env=env)
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "prime login" in lines[0] and "PRIME_API_KEY" in lines[0]
+    assert api.requests == []
+
+
+def test_push_then_status_against_the_stand_in(workspace, tmp_path):
+    folder = env_package(workspace, "echo-env")
+    with PrimeAPI() as api:
+        env = prime_env(tmp_path / "home", api)
+        pushed = rlpilot("env", "push", "echo-env", "--visibility", "PRIVATE", "--json", cwd=workspace, env=env)
+        assert pushed.returncode == 0, pushed.stderr
+        status = rlpilot("env", "status", "echo-env", "--json", cwd=workspace, env=env)
+    report = json.loads(pushed.stdout)
+    assert report["hub_id"] == "tester/echo-env" and report["runtime"] == "verifiers v1"
+    assert report["version"] == "0.1.0" and report["visibility"] == "PRIVATE"
+    assert api.seen("POST", "/api/v1/environmentshub/resolve")[0]["body"] == {"name": "echo-env",
+                                                                             "visibility": "PRIVATE"}
+    wheel = next(data for data in api.uploads.values() if data[:2] == b"PK")
+    assert "echo_env.py" in zipfile.ZipFile(io.BytesIO(wheel)).namelist()
+    assert json.loads((folder / ".prime" / ".env-metadata.json").read_text())["owner"] == "tester"
+    # The local name finds its Hub id through the metadata the push left behind.
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["visibility"] == "PRIVATE" and json.loads(status.stdout)["version"] == "0.1.0"
+
+
+def test_push_never_waits_on_the_username_prompt(workspace, monkeypatch, tmp_path):
+    env_package(workspace, "echo-env")
+    with PrimeAPI(username=None) as api:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api))
+        with pytest.raises(ToolError) as error:
+            env_push(EnvPushInput(env="echo-env", visibility="PUBLIC"), Context(workspace=workspace))
+    assert error.value.code == "hub-username-missing"
+    assert "prime env push" in error.value.hint
+    assert not api.seen("PATCH", "/api/v1/user/slug")
+
+
+def _workspace_venv(workspace: Path) -> Path:
+    (workspace / "pyproject.toml").write_text('[project]\nname = "my-envs"\nversion = "0.1.0"\n')
+    subprocess.run(["uv", "venv", "-q", "--python", sys.executable, workspace / ".venv"], check=True)
+    return workspace / ".venv" / "bin" / "python"
+
+
+def test_install_a_local_environment_into_the_workspace_interpreter(workspace, monkeypatch, tmp_path):
+    python = _workspace_venv(workspace)
+    env_package(workspace, "echo-env", verifiers=None, module="VALUE = 42\n")
+    use_env(monkeypatch, prime_env(tmp_path / "home"))
+    result = env_install(EnvInstallInput(env="echo-env"), Context(workspace=workspace))
+    assert result.installed == ["echo-env@local"] and result.python == str(python)
+    assert "from verifiers import" not in result.next
+    imported = subprocess.run([python, "-c", "import echo_env; print(echo_env.VALUE)"], capture_output=True,
+                              text=True)
+    assert imported.stdout.strip() == "42"
+
+
+def test_a_failed_install_is_a_failure_although_prime_exits_0(workspace, monkeypatch, tmp_path):
+    _workspace_venv(workspace)
+    folder = env_package(workspace, "echo-env", verifiers="no-such-package-rlpilot-test>=1")
+    use_env(monkeypatch, prime_env(tmp_path / "home"))
+    with pytest.raises(ToolError) as error:
+        env_install(EnvInstallInput(env="echo-env"), Context(workspace=workspace))
+    assert error.value.code == "install-failed" and str(folder.parent.parent) not in error.value.hint
+
+
+def test_install_a_hub_environment_served_by_the_stand_in(workspace, monkeypatch, tmp_path):
+    python = _workspace_venv(workspace)
+    source = env_package(tmp_path, "echo-env", verifiers=None, module="VALUE = 7\n")
+    subprocess.run(["uv", "build", "-q", "--wheel", "--out-dir", tmp_path / "dist", source], check=True,
+                   env=prime_env(tmp_path / "home"))
+    wheel = next((tmp_path / "dist").glob("*.whl"))
+    with PrimeAPI() as api:
+        api.wheels[wheel.name] = wheel.read_bytes()
+        api.environments["tester/echo-env"] = {"id": "env_1", "visibility": "PUBLIC", "version": "0.1.0",
+                                               "hash": "abc", "wheel_url": f"{api.url}/files/{wheel.name}"}
+        env = prime_env(tmp_path / "home", api)
+        del env["UV_OFFLINE"]  # uv must download the wheel from the stand-in; NO_PROXY keeps that on loopback
+        use_env(monkeypatch, env)
+        result = env_install(EnvInstallInput(env="tester/echo-env"), Context(workspace=workspace))
+    assert result.source == "hub" and result.installed == ["tester/echo-env@latest"]
+    imported = subprocess.run([python, "-c", "import echo_env; print(echo_env.VALUE)"], capture_output=True,
+                              text=True)
+    assert imported.stdout.strip() == "7"

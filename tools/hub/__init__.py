@@ -1,0 +1,1 @@
+"""The Environments Hub: install, inspect and publish verifiers environments through `prime env`."""

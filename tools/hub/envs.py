@@ -1,0 +1,215 @@
+"""`rlpilot env install|status|push`: the Environments Hub through `prime env` (prime 0.18).
+
+Facts the code relies on (read in prime_cli/commands/env.py, checked against the real CLI):
+- `prime env install` exits 0 even when the install itself failed; only its summary says so.
+- `prime env push` prompts for a Hub username when the account has none; with our closed stdin
+  that prompt aborts, and the output says "missing a username".
+- A successful push prints "Successfully pushed OWNER/NAME" and records the id in
+  `<env>/.prime/.env-metadata.json`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
+from tools.hub.package import PackageFinding, check_package
+from tools.hub.refs import FORMS, EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
+from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_environment, run_prime
+from tools.stack import _login
+from tools.workspace import workspace_interpreter
+
+HUB_URL = "https://app.primeintellect.ai/dashboard/environments"
+INSTALL_TIMEOUT = 900.0
+
+EnvArg = Annotated[str, Arg(positional=True, metavar="ENV"), Field(description=FORMS)]
+
+
+def _local_dir_or_fail(ctx: Context, ref: EnvRef, path: Path | None = None) -> Path:
+    folder = (ctx.workspace / path if path else local_env_dir(ctx.workspace, ref)).resolve()
+    if not folder.is_dir():
+        hint = "pass --path to its folder, or create it with `vf-init NAME` under environments/"
+        if (ctx.workspace / "environments" / ref.name).is_dir() and ref.name != ref.folder_name:
+            hint = f"rename environments/{ref.name} to environments/{ref.folder_name}: the module name uses '_'"
+        raise BadInput("env-not-found", f"no environment folder {folder}", hint)
+    return folder
+
+
+# -- install ---------------------------------------------------------------------------------
+
+
+class EnvInstallInput(BaseModel):
+    env: EnvArg
+
+
+class EnvInstallResult(ToolResult):
+    env: str
+    source: Literal["local", "hub"]
+    installed: list[str] = Field(description="What the CLI reports installed, as name@version.")
+    python: str = Field(description="The workspace interpreter it was installed into.")
+    next: str
+
+    def render(self) -> str:
+        return "\n".join([f"installed {', '.join(self.installed)} into {self.python}", f"next: {self.next}"])
+
+
+def install_argv(ref: EnvRef, folder: Path | None) -> list[str]:
+    """`prime env install` of a Hub id, or of a local folder (whose parent the CLI searches)."""
+    return ["env", "install", ref.text] + (["--path", str(folder.parent)] if folder else [])
+
+
+def env_install(args: EnvInstallInput, ctx: Context) -> EnvInstallResult:
+    ref = parse_env_ref(args.env)
+    argv = install_argv(ref, None if ref.is_hub else _local_dir_or_fail(ctx, ref))
+    python = workspace_interpreter(ctx.workspace, prime_environment(ctx.workspace)).python
+    outcome = run_prime(argv, ctx, what=f"installing {ref.text}", timeout=INSTALL_TIMEOUT, check=False, stream=True)
+    text = outcome.stdout
+    installed = re.findall(r"✓ (\S+@\S+)$", text.split("Installed ", 1)[1], re.M) if "Installed " in text else []
+    if not outcome.ok or "Failed to install" in text or not installed:
+        not_found = "HTTP 404" in text or "not found" in text.lower()
+        raise ToolError(
+            "env-not-found" if not_found and ref.is_hub else "install-failed",
+            f"installing {ref.text} into {python} failed: {error_lines(outcome)}",
+            f"check the id with `rlpilot env status {ref.hub_id}`" if ref.is_hub and not_found
+            else "read the error above; a missing dependency usually needs `uv add` in the workspace",
+        )
+    return EnvInstallResult(
+        env=ref.text, source="hub" if ref.is_hub else "local", installed=installed, python=str(python),
+        # prime prints a verifiers 0.3 hint (`from verifiers import load_environment`) that fails on 0.4.
+        next=f"smoke-test it: `rlpilot eval run {ref.name} --num-examples 5`",
+    )
+
+
+# -- status ----------------------------------------------------------------------------------
+
+
+class EnvStatusInput(BaseModel):
+    env: EnvArg
+
+
+class EnvStatusResult(ToolResult):
+    hub_id: str
+    visibility: str | None
+    version: str | None
+    content_hash: str | None
+    created_at: str | None
+    url: str
+
+    def render(self) -> str:
+        return "\n".join([
+            f"{self.hub_id}  ({self.visibility or 'visibility unknown'})",
+            f"latest version  {self.version or 'none pushed'}",
+            f"page            {self.url}",
+        ])
+
+
+def status_argv(hub_id: str) -> list[str]:
+    return ["env", "status", hub_id, "--output", "json"]
+
+
+def env_status(args: EnvStatusInput, ctx: Context) -> EnvStatusResult:
+    ref = parse_env_ref(args.env)
+    if ref.is_hub:
+        hub_id = ref.hub_id
+    else:
+        hub_id = pushed_hub_id(_local_dir_or_fail(ctx, ref))
+        if hub_id is None:
+            raise BadInput("env-not-pushed", f"environments/{ref.folder_name} has not been pushed from here "
+                           "(no .prime/.env-metadata.json)", f"pass its Hub id owner/name, or push it with "
+                           f"`rlpilot env push {ref.name} --visibility PUBLIC|PRIVATE`")
+    outcome = run_prime(status_argv(hub_id), ctx, what=f"reading {hub_id}", check=False)
+    if not outcome.ok:
+        if "404" in outcome.stdout:
+            raise ToolError("env-not-found", f"{hub_id} is not on the Environments Hub (or is private to "
+                            "another account)", "check the owner and name; private environments need your login")
+        raise ToolError("prime-failed", f"reading {hub_id} failed: {error_lines(outcome)}", "retry")
+    data = json_output(outcome)
+    latest = data.get("latest_version") or {}
+    return EnvStatusResult(
+        hub_id=hub_id, visibility=data.get("visibility"), version=latest.get("semantic_version"),
+        content_hash=latest.get("content_hash"), created_at=latest.get("created_at"), url=f"{HUB_URL}/{hub_id}",
+    )
+
+
+# -- push ------------------------------------------------------------------------------------
+
+
+class EnvPushInput(BaseModel):
+    env: EnvArg
+    path: Annotated[Path | None, Arg(metavar="DIR"),
+                    Field(description="The environment's folder (default: environments/<name>).")] = None
+    visibility: Annotated[Literal["PUBLIC", "PRIVATE"] | None,
+                          Field(description="Who may see the environment on the Hub; the user chooses.")] = None
+
+
+class EnvPushResult(ToolResult):
+    env: str
+    path: str
+    pushed: bool
+    hub_id: str | None = Field(None, description="owner/name on the Hub, for the training config.")
+    visibility: str | None = None
+    version: str | None = None
+    runtime: str | None = Field(None, description="How the Hub classifies the package.")
+    url: str | None = None
+    findings: list[PackageFinding] = Field(default_factory=list)
+    next: str
+
+    def render(self) -> str:
+        lines = [f"{f.severity}: {f.message}\n  fix: {f.fix}" for f in self.findings]
+        if self.pushed:
+            lines.insert(0, f"pushed {self.hub_id} {self.version or ''} ({self.visibility}, {self.runtime})")
+            lines.insert(1, f"page: {self.url}")
+        else:
+            lines.insert(0, f"not pushed: {self.path} is not ready for the Hub")
+        return "\n".join(lines + [f"next: {self.next}"])
+
+    def exit_code(self) -> int:
+        return 0 if self.pushed else 1
+
+
+def push_argv(folder: Path, visibility: str, owner: str | None) -> list[str]:
+    return ["env", "push", "--path", str(folder), "--visibility", visibility] + (["--owner", owner] if owner else [])
+
+
+def env_push(args: EnvPushInput, ctx: Context) -> EnvPushResult:
+    ref = parse_env_ref(args.env)
+    if ref.version:
+        raise BadInput("bad-env-id", f"{ref.text}: a push takes its version from pyproject.toml",
+                       f"drop @{ref.version}, and set [project].version instead")
+    if args.visibility is None:
+        raise BadInput("visibility-required", f"choose who may see {ref.name} on the Environments Hub: PUBLIC "
+                       "(anyone) or PRIVATE (you and your team); rlpilot never picks for you",
+                       "pass --visibility PUBLIC or --visibility PRIVATE")
+    folder = _local_dir_or_fail(ctx, ref, args.path)
+    report = check_package(folder)
+    if not report.ok:
+        return EnvPushResult(env=ref.text, path=str(folder), pushed=False, findings=report.findings,
+                             next=f"fix the errors, then `rlpilot env push {ref.text} --visibility {args.visibility}`")
+    if not _login(prime_environment(ctx.workspace))[0]:
+        raise ToolError("not-logged-in", f"pushing {ref.name} needs a Prime login", LOGIN_HINT)
+
+    outcome = run_prime(push_argv(folder, args.visibility, ref.owner), ctx, what=f"pushing {ref.name}",
+                        timeout=INSTALL_TIMEOUT, check=False, stream=True)
+    text = outcome.stdout
+    if "missing a username" in text.lower():
+        raise ToolError("hub-username-missing", "your Prime account has no Hub username yet, and a push needs "
+                        "one (it is public and can be chosen only once)",
+                        "run `prime env push` once in a terminal to choose it, then push again")
+    pushed = re.search(r"Successfully pushed (\S+/\S+)", text)
+    if not outcome.ok or not pushed:
+        raise ToolError("push-failed", f"pushing {folder} failed: {error_lines(outcome)}",
+                        "read the error above and retry; `rlpilot env check` runs the environment locally first")
+    runtime = re.search(r"Publishing as (.+?) \(from", text)
+    hub_id = pushed.group(1)
+    return EnvPushResult(
+        env=ref.text, path=str(folder), pushed=True, hub_id=hub_id, visibility=args.visibility,
+        version=report.version, runtime=runtime.group(1) if runtime else "Unclassified",
+        url=f"{HUB_URL}/{hub_id}", findings=report.findings,
+        next=f"point the training config's environment at {hub_id} (`rlpilot config set`), "
+             f"then `rlpilot train launch CONFIG --hosted`",
+    )
+

@@ -1,0 +1,173 @@
+"""Is this folder a package the Hub will list as a verifiers 0.4 environment?
+
+Checked statically (no import), before `prime env push` builds and uploads anything:
+- `pyproject.toml` with `[project].name` (the CLI refuses to push without it);
+- a module named after the project (`-` -> `_`, as verifiers imports it) whose `__all__`
+  exports exactly one Taskset subclass: verifiers 0.4's plugin rule
+  (verifiers/v1/utils/loaders.py, `_plugin_class`);
+- a verifiers requirement with a floor of 0.2 or more: prime 0.18 lists a bare `verifiers`, or a
+  lower floor, as "legacy verifiers v0", and a package with none as "Unclassified"
+  (prime_cli/utils/environment_runtime.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel
+
+FIRST_V1_VERIFIERS = Version("0.2.0")
+SUGGESTED_REQUIREMENT = "verifiers>=0.4"
+
+
+class PackageFinding(BaseModel):
+    code: str
+    severity: Literal["error", "warning"]
+    message: str
+    fix: str
+
+
+class PackageReport(BaseModel):
+    path: str
+    name: str | None
+    version: str | None
+    module: str | None
+    findings: list[PackageFinding]
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)
+
+
+def check_package(env_dir: Path) -> PackageReport:
+    report = PackageReport(path=str(env_dir), name=None, version=None, module=None, findings=[])
+
+    def finding(code: str, message: str, fix: str, severity: Literal["error", "warning"] = "error") -> None:
+        report.findings.append(PackageFinding(code=code, severity=severity, message=message, fix=fix))
+
+    pyproject = env_dir / "pyproject.toml"
+    try:
+        project = tomllib.loads(pyproject.read_text()).get("project", {})
+    except OSError:
+        finding("no-pyproject", f"{pyproject} does not exist",
+                "create the environment with `vf-init NAME`, or point --path at its folder")
+        return report
+    except tomllib.TOMLDecodeError as error:
+        finding("bad-pyproject", f"{pyproject} is not valid TOML: {error}", "fix the TOML syntax")
+        return report
+    report.name, report.version = project.get("name"), project.get("version")
+    if not report.name:
+        finding("no-project-name", f"{pyproject} has no [project].name", 'add `name = "my-env"` under [project]')
+        return report
+    if not report.version:
+        finding("no-project-version", f"{pyproject} has no [project].version",
+                'add `version = "0.1.0"` under [project]: the Hub keeps one entry per version')
+
+    module_name = report.name.replace("-", "_").lower()
+    module_file = _find_module(env_dir, module_name)
+    if module_file is None:
+        finding("no-module", f"no module {module_name!r} in {env_dir} (looked for {module_name}.py and "
+                f"{module_name}/__init__.py)", f"verifiers imports the environment as {module_name!r}: "
+                "name the module after the project, hyphens as underscores")
+    else:
+        report.module = str(module_file.relative_to(env_dir))
+        problem = _taskset_export_problem(module_file)
+        if problem:
+            finding(problem[0], problem[1], "export the Taskset subclass, and only it: "
+                    "`__all__ = [\"MyTaskset\"]`")
+
+    finding_for_verifiers = _verifiers_problem(project.get("dependencies", []))
+    if finding_for_verifiers:
+        code, message = finding_for_verifiers
+        finding(code, message, f"declare `{SUGGESTED_REQUIREMENT}` in [project].dependencies of {pyproject}")
+    return report
+
+
+def _find_module(env_dir: Path, module: str) -> Path | None:
+    for candidate in (f"{module}.py", f"{module}/__init__.py", f"src/{module}.py", f"src/{module}/__init__.py"):
+        if (env_dir / candidate).is_file():
+            return env_dir / candidate
+    return None
+
+
+def _taskset_export_problem(module_file: Path) -> tuple[str, str] | None:
+    try:
+        tree = ast.parse(module_file.read_text(), filename=str(module_file))
+    except SyntaxError as error:
+        return "module-syntax-error", f"{module_file} does not parse: {error.msg} (line {error.lineno})"
+    exported = _all_names(tree)
+    if exported is None:
+        return "no-all", f"{module_file.name} defines no literal `__all__`; verifiers loads the Taskset it exports"
+    tasksets = _taskset_classes(tree)
+    imported = _imported_names(tree)
+    found = [name for name in exported if name in tasksets]
+    unknown = [name for name in exported if name in imported]
+    if len(found) > 1:
+        return "several-tasksets", f"`__all__` of {module_file.name} exports {len(found)} Taskset subclasses " \
+                                   f"({', '.join(found)}); verifiers refuses more than one"
+    if not found and not unknown:
+        return "no-taskset-export", f"`__all__` of {module_file.name} exports no Taskset subclass " \
+                                    f"(found {exported})"
+    return None
+
+
+def _all_names(tree: ast.Module) -> list[str] | None:
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) and node.value else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            value = node.value
+            if isinstance(value, (ast.List, ast.Tuple)) and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
+                return [e.value for e in value.elts]
+    return None
+
+
+def _taskset_classes(tree: ast.Module) -> set[str]:
+    """Classes of the module that derive from `Taskset` (`vf.Taskset`, or a local subclass)."""
+    found: set[str] = set()
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    changed = True
+    while changed:
+        changed = False
+        for node in classes:
+            bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", None) for b in node.bases}
+            if node.name not in found and ("Taskset" in bases or bases & found):
+                found.add(node.name)
+                changed = True
+    return found
+
+
+def _imported_names(tree: ast.Module) -> set[str]:
+    return {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+            for alias in node.names}
+
+
+def _verifiers_problem(dependencies: list[str]) -> tuple[str, str] | None:
+    for text in dependencies:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if requirement.name.lower() != "verifiers" or requirement.url:
+            continue
+        floors = []
+        for spec in requirement.specifier:
+            if spec.operator in (">=", "==", "~=", ">", "==="):
+                try:
+                    floors.append(Version(spec.version.rstrip(".*")))
+                except InvalidVersion:
+                    continue
+        if not floors:
+            return "verifiers-unpinned", f"the requirement {text!r} has no lower bound, so the Hub lists " \
+                                         "the package as legacy verifiers v0"
+        if max(floors) < FIRST_V1_VERIFIERS:
+            return "verifiers-floor-low", f"the requirement {text!r} allows verifiers before 0.2, so the Hub " \
+                                          "lists the package as legacy verifiers v0"
+        return None
+    return "no-verifiers-requirement", "no verifiers requirement, so the Hub lists the package as Unclassified"

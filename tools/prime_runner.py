@@ -1,0 +1,125 @@
+"""The one way rlpilot calls the `prime` CLI: which binary, which environment, which failures.
+
+Every hub and hosted-training tool goes through `run_prime`, so the CLI's own failure texts
+(checked against prime 0.18.0) become one typed error each, in words the user can act on.
+`--plain` is always passed: it is the CLI's terse, undecorated mode, the one meant for tools.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tools import process
+from tools.contract import Context, ToolError
+from tools.process import ProcessResult
+from tools.workspace import search_path, workspace_interpreter
+
+LOGIN_HINT = "run `prime login`, or export PRIME_API_KEY"
+
+# Texts printed by prime 0.18.0 (prime_cli/core/client.py) and what each means for the user.
+_KNOWN_FAILURES = (
+    ("No API key configured", "not-logged-in", "{what} needs a Prime login", LOGIN_HINT),
+    ("API key unauthorized", "login-rejected", "the Prime API refused the API key for {what}",
+     "create a new key at https://app.primeintellect.ai/dashboard/tokens, then run `prime login`"),
+    ("Payment required", "payment-required", "the Prime API asks for payment before {what}",
+     "check billing at https://app.primeintellect.ai/dashboard/billing"),
+    ("Request failed: Connect", "prime-api-unreachable", "could not reach the Prime API for {what}",
+     "check the network (or PRIME_API_BASE_URL if you set it), then retry"),
+    ("Request timed out", "prime-api-unreachable", "the Prime API did not answer in time for {what}",
+     "retry in a minute; if it persists, check https://status.primeintellect.ai"),
+)
+
+
+def prime_environment(workspace: Path) -> dict[str, str]:
+    """rlpilot's environment with the workspace's scripts first and no update check.
+
+    The update check would contact PyPI on every call and print to our output.
+    """
+    environ = dict(os.environ)
+    environ["PATH"] = search_path(workspace_interpreter(workspace, environ), environ)
+    environ["PRIME_DISABLE_VERSION_CHECK"] = "1"
+    return environ
+
+
+def find_prime(environ: dict[str, str]) -> str:
+    """The workspace's prime, else the one installed beside rlpilot (`uv tool install`)."""
+    found = process.which("prime", environ)
+    beside_us = Path(sys.executable).with_name("prime")
+    if found:
+        return found
+    if beside_us.exists():
+        return str(beside_us)
+    raise ToolError("prime-not-installed", "the Prime CLI (`prime`) is not installed",
+                    "install it with `uv tool install prime`")
+
+
+def run_prime(
+    args: Sequence[str | os.PathLike[str]],
+    ctx: Context,
+    *,
+    what: str,
+    timeout: float = 120.0,
+    check: bool = True,
+    stream: bool = False,
+) -> ProcessResult:
+    """Run `prime ARGS --plain` in the workspace; known failures raise, others too when `check`.
+
+    `what` names the action for error messages ("pushing my-env"). With `stream`, each output
+    line is also emitted as a log event, for long commands such as a push.
+    """
+    environ = prime_environment(ctx.workspace)
+    argv = [find_prime(environ), *cli_args(args)]
+
+    def forward(stream_name: str, line: str) -> None:
+        ctx.emit({"type": "log", "source": "prime", "line": line})
+
+    outcome = process.run(argv, cwd=ctx.workspace, env=environ, timeout=timeout,
+                          on_line=forward if stream else None)
+    if outcome.timed_out:
+        raise ToolError("prime-timed-out", f"`prime {_shown(args)}` did not finish in {timeout:.0f} s ({what})",
+                        "retry; if the Prime API is slow, try again later")
+    if outcome.ok:
+        return outcome
+    # Only a failed call is searched: a successful one may print run logs that mention these texts.
+    text = "\n".join(outcome.stdout_tail + outcome.stderr_tail)
+    for marker, code, message, hint in _KNOWN_FAILURES:
+        if marker in text:
+            raise ToolError(code, message.format(what=what), hint)
+    if check:
+        raise ToolError("prime-failed", f"`prime {_shown(args)}` failed ({what}): {error_lines(outcome)}",
+                        "fix what the message says and retry")
+    return outcome
+
+
+def cli_args(args: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """What follows `prime` on the command line: the arguments, then the terse mode."""
+    return [*(os.fspath(a) for a in args), "--plain"]
+
+
+def error_lines(outcome: ProcessResult, count: int = 3) -> str:
+    """The CLI's own error lines, else its last lines: prime prints errors on stdout."""
+    lines = [line.strip() for line in outcome.stdout_tail + outcome.stderr_tail if line.strip()]
+    errors = [line for line in lines if "error" in line.lower() or "✗" in line]
+    return " | ".join((errors or lines)[-count:]) or f"exit status {outcome.returncode}"
+
+
+def json_output(outcome: ProcessResult) -> Any:
+    """The JSON document prime printed on stdout (`-o json`), skipping anything before it."""
+    lines = outcome.stdout_tail
+    for start, line in enumerate(lines):
+        if line.lstrip().startswith(("{", "[")):
+            try:
+                return json.loads("\n".join(lines[start:]))
+            except json.JSONDecodeError:
+                continue
+    raise ToolError("prime-output-unreadable", f"`prime` printed no JSON where JSON was asked for: "
+                    f"{error_lines(outcome)}", "check `prime --version` (rlpilot is tested with 0.18.0)")
+
+
+def _shown(args: Sequence[str | os.PathLike[str]]) -> str:
+    return " ".join(os.fspath(a) for a in args)
