@@ -106,7 +106,7 @@ class Gatekeeper:
             family = answer
             self.session.put("model_family", family)
         if getattr(args, "model", None) is None and getattr(args, "endpoint", None) is None:
-            return _with(args, model=defaults.go_to_models(family)[0])
+            return _with(args, endpoint=defaults.go_to_models(family)[0])
         return args
 
     def _confirmed(self, tool: Tool, args: BaseModel) -> BaseModel:
