@@ -1,0 +1,127 @@
+"""The real vf-eval 0.4 runs the example environments against a scripted local OpenAI server.
+
+Only loopback serves the model; vf-eval's harness set-up (a `uv sync` of its PEP 723 script)
+may use the package index, as every vf-eval run does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import subprocess
+from collections import Counter
+from difflib import SequenceMatcher
+from pathlib import Path
+
+import pytest
+from eval_support import environments_venv
+from fakes.openai_server import ScriptedOpenAIServer, last_user_text
+
+from tools.contract import Context
+from tools.evals.run import EvalRunInput, Target, eval_run, plan_command
+from tools.stack import StackInput, stack_info
+from tools.workspace import search_path, workspace_interpreter
+
+
+@pytest.fixture
+def workspace(tmp_path_factory, tmp_path, monkeypatch):
+    venv = environments_venv(tmp_path_factory.getbasetemp() / "eval-venv")
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+    monkeypatch.delenv("UV_PROJECT_ENVIRONMENT", raising=False)
+    monkeypatch.delenv("STUB_API_KEY", raising=False)
+    return tmp_path
+
+
+def arithmetic_script():
+    """Wrong whenever the first operand divides by 3; otherwise right on the first try, wrong on the second."""
+    seen: Counter[str] = Counter()
+
+    def reply(request: dict) -> str:
+        text = last_user_text(request)
+        a, b = map(int, re.search(r"What is (\d+) \+ (\d+)", text).groups())
+        seen[text] += 1
+        right = a % 3 != 0 and seen[text] == 1
+        return f"The answer is {a + b if right else a + b + 1}."
+
+    return reply
+
+
+def test_vf_eval_run_is_summarized_with_exactly_the_scripted_rewards(workspace):
+    events: list[dict] = []
+    with ScriptedOpenAIServer(arithmetic_script()) as server:
+        result = eval_run(EvalRunInput(env="tiny-arith", model="stub-model", base_url=server.base_url,
+                                       api_key_var="STUB_API_KEY", num_examples=4, rollouts=2, upload=False),
+                          Context(workspace=workspace, emit=events.append))
+    assert result.ok and result.form == "vf-eval", result.problem
+    assert result.command[-1] == "--no-push"
+    s = result.summary
+    # Operands are 3, 10, 17, 24: examples 0 and 3 always fail, 1 and 2 pass once in two.
+    assert (s.rollouts, s.examples, s.errored) == (4 * 2, 4, 0)
+    assert (s.reward.mean, s.reward.min, s.reward.max, s.reward_kind) == (0.25, 0.0, 1.0, "binary")
+    assert (s.all_fail_fraction, s.all_pass_fraction, s.zero_variance_fraction) == (0.5, 0.0, 0.5)
+    assert (s.pass_at_k.k, s.pass_at_k.value, s.verdict) == (2, 0.5, "ready")
+    assert Path(result.run_dir) == workspace / "outputs" / Path(result.run_dir).name
+    # Streaming chat completions, one per rollout, for the model we named.
+    assert len(server.requests) == 8
+    assert all(r["stream"] and r["model"] == "stub-model" for r in server.requests)
+    progress = [e for e in events if e["type"] == "progress"]
+    assert progress[0]["done"] == 0 and progress[-1] == {"type": "progress", "done": 8, "total": 8,
+                                                         "label": "rollouts"}
+
+
+def test_continuous_rewards_come_out_as_the_script_implies(workspace):
+    """The first reply per sentence is the full reversal, the second drops its last word."""
+    seen: Counter[str] = Counter()
+    expected: dict[str, list[float]] = {}
+
+    def reply(request: dict) -> str:
+        sentence = last_user_text(request).split(": ", 1)[1]
+        words = sentence.split()[::-1]
+        seen[sentence] += 1
+        answer = words if seen[sentence] == 1 else words[:-1]
+        expected.setdefault(sentence, []).append(SequenceMatcher(None, answer, words).ratio())
+        return " ".join(answer)
+
+    with ScriptedOpenAIServer(reply) as server:
+        result = eval_run(EvalRunInput(env="reverse-words", model="stub-model", base_url=server.base_url,
+                                       api_key_var="STUB_API_KEY", num_examples=3, rollouts=2, upload=False),
+                          Context(workspace=workspace))
+    s = result.summary
+    rewards = [r for group in expected.values() for r in group]
+    assert result.ok and s.reward_kind == "continuous" and (s.rollouts, s.examples) == (6, 3)
+    assert s.reward.mean == pytest.approx(statistics.fmean(rewards), abs=1e-6)
+    assert (s.reward.min, s.reward.max) == (pytest.approx(min(rewards)), 1.0)
+    assert s.zero_variance_fraction == 0.0 and s.all_pass_fraction == 0.0 and s.verdict == "ready"
+
+
+def test_a_run_where_every_rollout_errors_is_a_failure(workspace):
+    def broken(request: dict) -> str:
+        raise RuntimeError("model crashed")
+
+    with ScriptedOpenAIServer(broken) as server:
+        result = eval_run(EvalRunInput(env="tiny-arith", model="stub-model", base_url=server.base_url,
+                                       api_key_var="STUB_API_KEY", num_examples=1, rollouts=1, upload=False),
+                          Context(workspace=workspace))
+    assert not result.ok and result.exit_code() == 1
+    assert result.summary.verdict == "broken" and result.summary.errored == 1
+    assert "every rollout errored" in result.problem
+
+
+def test_vf_eval_accepts_the_argv_as_resolved_config(workspace):
+    """`--dry-run` makes vf-eval parse and resolve our whole command, then write what it understood."""
+    stack = stack_info(StackInput(), Context(workspace=workspace))
+    environ = {"PATH": search_path(workspace_interpreter(workspace))}
+    plan = plan_command(EvalRunInput(env="reverse-words", model="org/stub", upload=False),
+                        Target("org/stub", "http://127.0.0.1:1/v1", "STUB_API_KEY"), stack, environ, workspace,
+                        "dry")
+    done = subprocess.run([*plan.argv, "--dry-run"], cwd=workspace, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    resolved = json.loads((workspace / "outputs" / "dry" / "configs" / "resolved" / "eval.json").read_text())
+    assert (resolved["model"], resolved["num_rollouts"], resolved["select"]["limit"]) == ("org/stub", 3, 20)
+    assert resolved["push"] is False and resolved["rich"] is None
+    assert resolved["client"]["base_url"] == "http://127.0.0.1:1/v1"
+    assert resolved["client"]["api_key_var"] == "STUB_API_KEY"
+    assert resolved["env"]["agent"]["harness"]["id"] == "null"
+    assert resolved["env"]["agent"]["runtime"]["type"] == "subprocess"
+    assert resolved["env"]["taskset"]["id"] == "reverse-words"
