@@ -202,3 +202,14 @@ def test_memory_words_that_are_not_oom(tmp_path):
     quiet = ["12:30:00 INFO Peak memory 61 GiB, room for more"]
     path = write_console(tmp_path / "trainer.log", make_run(), extra=quiet)
     assert [f.code for f in run_diagnose(path).findings] == ["healthy"]
+
+
+def test_an_unstable_run_is_not_also_slow(tmp_path):
+    codes = codes_of(tmp_path, "metrics-jsonl", make_run(reward_mean=noisy(0.5, 0.18)))
+    assert "unstable-reward" in codes and "slow-learning" not in codes
+
+
+def test_a_nan_is_not_also_counted_missing(tmp_path):
+    run = make_run(grad_norm=lambda s, rng: float("nan") if s == 120 else 0.25)
+    finding = next(f for f in run_diagnose(WRITERS["metrics-jsonl"](tmp_path, run)).findings if f.code == "non-finite")
+    assert finding.evidence == {"optim/grad_norm non-finite values": 1}

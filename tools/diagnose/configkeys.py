@@ -1,60 +1,32 @@
-"""Which real key of a training config stands for an intent such as "learning_rate".
+"""A run's config as diagnosis needs it: its dialect, the real key of an intent, the value in use.
 
-Stand-in until the config engine (tools/configs) offers dialect detection and an intent-to-key
-map; this module is the only place diagnosis touches config files, so switching to the engine
-replaces `open_config` and nothing else.
-
-Keys and defaults: shared/research/prime-rl.md section 0 (eras) and 2.3 (keys, defaults).
+Dialect detection, intent-to-key mapping and TOML loading are the config engine's
+(tools/configs); only the defaults a file may leave unset are added here.
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.configs.detect import detect_file
+from tools.configs.dialects import key_for
+from tools.configs.document import load, lookup
 from tools.configs.eras import Dialect
-from tools.contract import BadInput
 
-_PRIME_RL = (Dialect.CLASSIC, Dialect.TRANSITION, Dialect.CURRENT)
-
-# intent -> {dialect: key}; a dialect missing from a row has no single key for that intent.
-_KEYS: dict[str, dict[Dialect, str]] = {
-    "learning_rate": {Dialect.HOSTED_LAB: "learning_rate", **dict.fromkeys(_PRIME_RL, "trainer.optim.lr")},
-    "batch_size": {Dialect.HOSTED_LAB: "batch_size", **dict.fromkeys(_PRIME_RL, "orchestrator.batch_size")},
-    "group_size": {
-        Dialect.HOSTED_LAB: "rollouts_per_example",
-        Dialect.CLASSIC: "orchestrator.rollouts_per_example",
-        Dialect.TRANSITION: "orchestrator.group_size",
-        Dialect.CURRENT: "orchestrator.group_size",
-    },
-    "max_tokens": {
-        Dialect.HOSTED_LAB: "sampling.max_tokens",
-        Dialect.CLASSIC: "orchestrator.sampling.max_tokens",
-        Dialect.TRANSITION: "orchestrator.train.sampling.max_completion_tokens",
-        Dialect.CURRENT: "orchestrator.train.sampling.max_completion_tokens",
-    },
-    "temperature": {
-        Dialect.HOSTED_LAB: "sampling.temperature",
-        Dialect.CLASSIC: "orchestrator.sampling.temperature",
-        Dialect.TRANSITION: "orchestrator.train.sampling.temperature",
-        Dialect.CURRENT: "orchestrator.train.sampling.temperature",
-    },
-    "max_off_policy_steps": dict.fromkeys(_PRIME_RL, "orchestrator.max_off_policy_steps"),
-    # The buffer's filter exists only in the classic era; later eras filter zero-advantage
-    # groups by default or through per-source curriculum gates (no single key).
-    "difficulty_filtering": {Dialect.CLASSIC: "orchestrator.buffer.online_difficulty_filtering"},
-}
-
-# prime-rl's defaults, for a key the file leaves unset.
-_PRIME_RL_DEFAULTS = {
+# prime-rl's defaults (shared/research/prime-rl.md section 2.3), for a key the file leaves unset.
+_PRIME_RL_DEFAULTS: dict[str, Any] = {
     "learning_rate": 1e-6,
     "batch_size": 128,
     "group_size": 1,
     "temperature": 1.0,
     "max_off_policy_steps": 8,
-    "difficulty_filtering": False,
+}
+_DEFAULTS: dict[Dialect, dict[str, Any]] = {
+    Dialect.CLASSIC: {**_PRIME_RL_DEFAULTS, "difficulty_filtering": False},
+    Dialect.TRANSITION: _PRIME_RL_DEFAULTS,
+    Dialect.CURRENT: {**_PRIME_RL_DEFAULTS, "difficulty_filtering": True},  # filter_zero_advantages
 }
 
 
@@ -62,46 +34,18 @@ _PRIME_RL_DEFAULTS = {
 class ConfigView:
     path: Path
     dialect: Dialect
-    table: dict[str, Any]
+    data: dict[str, Any]
 
     def key_for(self, intent: str) -> str | None:
-        return _KEYS.get(intent, {}).get(self.dialect)
+        return key_for(self.dialect, intent)
 
     def value_of(self, intent: str) -> Any:
         """The value the run used: the file's, else prime-rl's default (None when unknown)."""
         key = self.key_for(intent)
-        node: Any = self.table
-        for part in (key or "").split("."):
-            if not isinstance(node, dict) or part not in node:
-                node = None
-                break
-            node = node[part]
-        if node is None and self.dialect in _PRIME_RL:
-            return _PRIME_RL_DEFAULTS.get(intent)
-        return node
+        value = lookup(self.data, key) if key else None
+        return _DEFAULTS.get(self.dialect, {}).get(intent) if value is None else value
 
 
 def open_config(path: Path) -> ConfigView:
-    try:
-        table = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInput("config-not-found", f"{path} does not exist", "pass the run's TOML config") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise BadInput("config-unreadable", f"{path}: not valid TOML ({error})",
-                       "fix the file or leave out --config") from None
-    return ConfigView(path, _dialect(table), table)
-
-
-def _dialect(table: dict[str, Any]) -> Dialect:
-    """Told apart by the blocks each era alone has (prime-rl.md section 0, the era table)."""
-    if isinstance(table.get("model"), str) or isinstance(table.get("env"), list):
-        return Dialect.HOSTED_LAB
-    orchestrator = table.get("orchestrator", {})
-    train = orchestrator.get("train", {}) if isinstance(orchestrator, dict) else {}
-    if "source" in train or "monitors" in table:
-        return Dialect.CURRENT
-    if "env" in train or "group_size" in orchestrator:
-        return Dialect.TRANSITION
-    if "env" in orchestrator or "rollouts_per_example" in orchestrator or "sampling" in orchestrator:
-        return Dialect.CLASSIC
-    return Dialect.CURRENT
+    data = load(path).data
+    return ConfigView(path, detect_file(data, path).dialect, data)

@@ -80,14 +80,18 @@ def detect(path: Path) -> str:
     if not text:
         raise BadInput("empty-source", f"{path} is empty", HINT)
     first = text.splitlines()[0]
-    if text[0] == "[" or (text[0] == "{" and _METRICS_ARRAY.search(text[:4096]) and not _has_step(first)):
+    if text[0] == "[":
         return "prime-train-metrics"
     if text[0] == "{":
         try:
             record = json.loads(first)
         except ValueError:
+            if _METRICS_ARRAY.search(text[:4096]):
+                return "prime-train-metrics"  # pretty-printed
             raise BadInput("unknown-format", f"{path}:1: starts like JSON but the first line is not a JSON object",
                            f"metrics.jsonl needs one object per line; {HINT}") from None
+        if isinstance(record, dict) and isinstance(record.get("metrics"), list) and "step" not in record:
+            return "prime-train-metrics"
         if isinstance(record, dict) and ("message" in record or "record" in record or "text" in record):
             return "json-log"
         return "metrics-jsonl"
@@ -96,10 +100,6 @@ def detect(path: Path) -> str:
     if _STEP_LINE.search(head) or _OOM.search(head):
         return "console-log"
     raise BadInput("unknown-format", f"{path}: cannot tell its format (first line: {first[:80]!r})", HINT)
-
-
-def _has_step(line: str) -> bool:
-    return any(f'"{key}"' in line for key in STEP_KEYS)
 
 
 def _open(path: Path) -> TextIO:

@@ -167,6 +167,9 @@ def check_slow(view: View) -> Hit | None:
     share = stats.mean(trainable[1]) if trainable else None
     if share is not None and share < TRAINABLE:
         return None  # zero-advantage-dominant explains it
+    # Refined: the playbook's bin is slow learning *despite stability*; swings hide any slope.
+    if check_unstable(view) is not None:
+        return None
     evidence = {"recent_mean_reward": level, "slope_per_step": b, "slope_z": z}
     if share is not None:
         evidence["recent_trainable_share"] = share
@@ -258,7 +261,8 @@ def check_nonfinite(view: View) -> Hit | None:
             firsts.append(found.steps[-1] + 1)
             lasts.append(run.last_step)
         # A metric reported every step that skips steps other metrics report was dropped there.
-        missing = run.missing(found) if interval == 1 else None
+        # A metric that had non-finite values is already reported, and prime-rl leaves those steps out.
+        missing = run.missing(found) if interval == 1 and found.raw not in run.nonfinite else None
         if missing is not None:
             evidence[f"{found.raw} missing steps"] = missing[0]
             firsts.append(missing[1])
@@ -388,7 +392,8 @@ SIGNATURES: tuple[Signature, ...] = (
                "micro/mini-batch arithmetic leaving no gradient-accumulation steps",
                "learning rate too high; prime-rl drops non-finite values, so a metric that stops is one"),
               (LOWER_LR,),
-              ("restart from the last finite checkpoint", "no non-finite value and no missing metric for 50 steps")),
+              ("after a restart from the last finite checkpoint: no non-finite value and no missing metric "
+               "for 50 steps",)),
     Signature("mismatch-kl-bug", "error", check_mismatch_bug,
               ("token/logprob misalignment between trainer and inference",
                "multi-turn re-tokenization or a chat template that strips earlier turns",

@@ -75,8 +75,8 @@ class DiagnoseResult(ToolResult):
             lines += ["", f"{finding.severity.upper():7} {finding.code}{where}: {finding.summary}"]
             lines += [f"  cause:     {cause}" for cause in finding.causes]
             for delta in finding.deltas:
-                was = f"{delta.from_!r} -> " if delta.from_ is not None else ""
-                lines.append(f"  change:    {delta.key}: {was}{delta.to!r}  ({delta.why})")
+                was = f"{delta.from_} -> " if delta.from_ is not None else ""
+                lines.append(f"  change:    {delta.key}: {was}{delta.to}  ({delta.why})")
             lines += [f"  stop when: {condition}" for condition in finding.stop_when]
         if self.compare:
             lines += ["", f"compared with {self.compare.source} ({self.compare.steps} steps)",

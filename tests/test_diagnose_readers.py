@@ -1,0 +1,194 @@
+"""Readers: format detection, metric names of every era, streaming details, and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.diagnose_support import WRITERS, make_run, rows, write_jsonl
+from tools.contract import BadInput
+from tools.diagnose.readers import detect, read
+
+
+@pytest.mark.parametrize("fmt", list(WRITERS))
+def test_every_format_is_detected_and_read_into_the_same_series(tmp_path, fmt):
+    path = WRITERS[fmt](tmp_path, make_run(30))
+    kind, run = read(path)
+    assert kind == fmt.removesuffix("-classic")
+    assert len(run.steps) == 30 and (run.first_step, run.last_step) == (0, 29)
+    assert {"reward_mean", "entropy", "mismatch_kl", "step_time", "learning_rate"} <= set(run.series)
+
+
+def test_head_metrics_jsonl_reads_all_canonical_series(tmp_path):
+    _, run = read(write_jsonl(tmp_path / "metrics.jsonl", make_run(30)))
+    assert set(run.series) >= {
+        "reward_mean", "entropy", "mismatch_kl", "grad_norm", "loss", "response_length", "truncated_frac",
+        "trainable_frac", "errored_frac", "off_policy_max", "off_policy_mean", "off_policy_dropped",
+        "wait_for_batch", "wait_for_policy", "step_time", "learning_rate",
+    }
+    assert run.series["reward_mean"].raw == "train/agg/all/agent/reward/mean"
+
+
+def test_all_subset_is_preferred_over_effective(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "train/agg/effective/player/reward/mean": 0.9,
+                                        "train/agg/all/player/reward/mean": 0.4}) + "\n" for s in range(5)))
+    _, run = read(path)
+    assert run.series["reward_mean"].raw == "train/agg/all/player/reward/mean"
+    assert list(run.series["reward_mean"].values) == [0.4] * 5
+
+
+def test_other_frameworks_names(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "critic/score/mean": 0.5, "actor/entropy": 1.2,
+                                        "actor/grad_norm": 0.3, "response_length/clip_ratio": 0.2,
+                                        "frac_reward_zero_std": 0.25}) + "\n" for s in range(5)))
+    _, run = read(path)
+    assert run.series["reward_mean"].values[0] == 0.5 and run.series["entropy"].values[0] == 1.2
+    assert run.series["trainable_frac"].values[0] == 0.75
+    assert run.series["truncated_frac"].values[0] == 0.2
+
+
+def test_out_of_order_rows_and_a_resumed_run(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    steps = [0, 2, 1, 3, 4, 3, 4, 5]  # orchestrator a step ahead, then a resume re-logging 3 and 4
+    values = [0.0, 0.2, 0.1, 0.3, 0.4, 0.35, 0.45, 0.5]
+    path.write_text("".join(json.dumps({"step": s, "reward/all/mean": v, "time/step": v * 10}) + "\n"
+                            for s, v in zip(steps, values, strict=True)))
+    _, run = read(path)
+    reward = run.series["reward_mean"]
+    assert list(reward.steps) == [0, 1, 2, 3, 4, 5]
+    assert list(reward.values) == [0.0, 0.1, 0.2, 0.35, 0.45, 0.5]  # the resumed values win
+
+
+def test_trainer_and_orchestrator_step_times_keep_the_longer(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps({"step": 1, "time/step": t}) + "\n" for t in (9.0, 12.0)))
+    _, run = read(path)
+    assert list(run.series["step_time"].values) == [12.0]
+
+
+def test_console_values_are_converted(tmp_path):
+    path = tmp_path / "orchestrator.log"
+    path.write_text(
+        "10:00:01 SUCCESS Step 7 | 1m 2s | Reward 0.5000 | Trainable 16/64 (25.0%) | Max Off-Policy 3 | "
+        "Error 12.5% | Truncation 4.0%\n"
+        "10:00:02 SUCCESS Step 7 | Time: 532ms | Loss: nan | Grad. Norm: 0.3000 | LR: 3.00e-06\n"
+        "10:00:03    INFO ╰─ reverse-text | Ratio 1.0 | Reward 0.1\n"
+        "10:00:04 SUCCESS Evaluated reverse-text (Step 7) | Policy v7 | 3.0s | Reward 0.9000\n"
+    )
+    _, run = read(path)
+    value = {name: found.values[0] for name, found in run.series.items()}
+    assert value == {"step_time": 62.0, "reward_mean": 0.5, "trainable_frac": 0.25, "off_policy_max": 3.0,
+                     "errored_frac": 0.125, "truncated_frac": 0.04, "grad_norm": 0.3, "learning_rate": 3e-6}
+    assert run.nonfinite["log:Loss"].count == 1
+
+
+def test_csv_with_several_runs_reads_the_first_and_says_so(tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_text('"Step","a - reward/all/mean","b - reward/all/mean"\n1,0.5,0.9\n2,0.6,0.8\n')
+    _, run = read(path)
+    assert list(run.series["reward_mean"].values) == [0.5, 0.6]
+    assert any("2 runs" in note for note in run.notes)
+
+
+def test_prime_train_metrics_is_read_across_chunks(tmp_path):
+    path = tmp_path / "metrics.json"
+    records = rows(make_run(3000), filler=30)
+    path.write_text(json.dumps({"run_id": "abc", "metrics": records}, indent=1))
+    assert path.stat().st_size > 2 * 2**20  # larger than one read chunk
+    kind, run = read(path)
+    assert kind == "prime-train-metrics" and len(run.steps) == 3000
+
+
+def test_single_line_prime_train_metrics(tmp_path):
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps({"metrics": [{"step": 12, "reward/all/mean": 0.8}]}))
+    kind, run = read(path)
+    assert kind == "prime-train-metrics" and run.series["reward_mean"].values[0] == 0.8
+
+
+# Bad input: a clear message (BadInput, exit 2) or a note, never a traceback.
+
+
+def _refused(path) -> BadInput:
+    with pytest.raises(BadInput) as caught:
+        read(path)
+    return caught.value
+
+
+def test_empty_and_blank_files(tmp_path):
+    for text in ("", "\n\n  \n"):
+        path = tmp_path / "metrics.jsonl"
+        path.write_text(text)
+        error = _refused(path)
+        assert error.code == "empty-source" and str(path) in error.message and error.hint
+
+
+def test_unknown_format(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("Dear diary, training went fine today.\n")
+    error = _refused(path)
+    assert error.code == "unknown-format" and "Dear diary" in error.message and "metrics.jsonl" in error.hint
+    binary = tmp_path / "weights.bin"
+    binary.write_bytes(bytes(range(256)) * 10)
+    assert _refused(binary).code == "unknown-format"
+
+
+def test_json_that_is_not_one_object_per_line(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{\n  "step": 1,\n  "reward/all/mean": 0.5\n}\n')
+    error = _refused(path)
+    assert error.code == "unknown-format" and f"{path}:1" in error.message
+
+
+def test_rows_without_a_step(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps({"reward/all/mean": 0.5}) + "\n" for _ in range(3)))
+    error = _refused(path)
+    assert error.code == "no-steps" and "3 row(s) had no step" in error.message and "metrics.jsonl:1" in error.message
+    path.write_text(json.dumps({"reward/all/mean": 0.5}) + "\n" + json.dumps({"step": 1, "reward/all/mean": 0.5}))
+    _, run = read(path)
+    assert run.notes == ["1 row(s) had no step and were skipped (first at metrics.jsonl:1)"]
+
+
+def test_a_cut_off_last_line_is_a_note(tmp_path):
+    path = write_jsonl(tmp_path / "metrics.jsonl", make_run(10))
+    with path.open("a") as handle:
+        handle.write('{"step": 10, "reward/all/me')
+    _, run = read(path)
+    assert len(run.steps) == 10 and "could not be parsed" in run.notes[0] and "metrics.jsonl:21" in run.notes[0]
+
+
+def test_nan_as_text_and_bare(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "loss/mean": "NaN", "perf/mfu": NaN, "optim/grad_norm": Infinity}\n'
+                    '{"step": 2, "loss/mean": 0.1, "perf/mfu": "inf", "optim/grad_norm": 0.2}\n')
+    _, run = read(path)
+    assert {name: bad.count for name, bad in run.nonfinite.items()} == {"loss/mean": 1, "perf/mfu": 2,
+                                                                        "optim/grad_norm": 1}
+
+
+def test_a_truncated_prime_train_metrics_document(tmp_path):
+    path = tmp_path / "metrics.json"
+    path.write_text('{"metrics": [{"step": 1, "reward/all/mean": 0.5}, {"step": 2, "rew')
+    assert _refused(path).code in ("truncated-source", "unknown-format")
+
+
+def test_missing_source_and_empty_run_dir(tmp_path):
+    assert _refused(tmp_path / "nope.jsonl").code == "source-not-found"
+    assert _refused(tmp_path).code == "empty-run-dir"
+
+
+def test_csv_without_step_column_is_unknown(tmp_path):
+    path = tmp_path / "export.csv"
+    path.write_text("name,reward\na,0.5\n")
+    assert _refused(path).code == "unknown-format"
+
+
+def test_detect_does_not_read_the_whole_file(tmp_path):
+    path = write_jsonl(tmp_path / "metrics.jsonl", make_run(5))
+    with path.open("a") as handle:
+        handle.write("garbage that is not json\n" * 10)
+    assert detect(path) == "metrics-jsonl"

@@ -1,0 +1,161 @@
+"""`rlpilot diagnose` as users see it: the JSON shape, deltas by intent or real key, --compare, exits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.diagnose_support import make_run, write_console, write_jsonl
+from tools.contract import Context
+from tools.diagnose.tool import DiagnoseInput, diagnose
+
+RLPILOT = Path(sys.executable).parent / "rlpilot"
+UNSTABLE = {"reward_mean": lambda s, rng: min(1.0, max(0.0, 0.5 + rng.gauss(0, 0.18)))}
+
+
+def _cli(*args, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([RLPILOT, "diagnose", *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_json_output_shape_and_exit_code(tmp_path):
+    write_jsonl(tmp_path / "metrics.jsonl", make_run(reward_mean=0.01))
+    done = _cli("metrics.jsonl", "--json", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # flat reward is an error-level finding
+    result = json.loads(done.stdout)
+    assert result["format"] == "metrics-jsonl" and result["steps"] == 200
+    assert "reward_mean" in result["metrics_found"]
+    flat = next(f for f in result["findings"] if f["code"] == "flat-reward")
+    assert set(flat) >= {"code", "severity", "steps", "evidence", "causes", "deltas", "stop_when"}
+    assert flat["steps"] == [150, 199] and flat["evidence"]["recent_mean_reward"] == pytest.approx(0.01)
+    assert all(set(d) == {"file", "key", "from", "to", "why"} for d in flat["deltas"])
+
+
+def test_healthy_exits_0_and_renders(tmp_path):
+    write_jsonl(tmp_path / "metrics.jsonl", make_run())
+    done = _cli("metrics.jsonl", cwd=tmp_path)
+    assert done.returncode == 0 and "healthy" in done.stdout and done.stderr == ""
+
+
+@pytest.mark.parametrize("content", ["", "just some words\n", '{"reward/all/mean": 0.5}\n'])
+def test_bad_input_is_a_message_not_a_traceback(tmp_path, content):
+    (tmp_path / "metrics.jsonl").write_text(content)
+    done = _cli("metrics.jsonl", "--json", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "Traceback" not in done.stderr and "metrics.jsonl" in done.stderr
+
+
+def test_without_config_deltas_name_the_intent(tmp_path):
+    result = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "m.jsonl", make_run(**UNSTABLE))), Context())
+    unstable = next(f for f in result.findings if f.code == "unstable-reward")
+    assert [(d.key, d.file, d.from_) for d in unstable.deltas] == [
+        ("learning_rate", None, None), ("group_size", None, None), ("batch_size", None, None)]
+    assert unstable.deltas[0].to == "lower it (halve)"
+
+
+CURRENT = """\
+max_steps = 200
+[trainer.optim]
+lr = 3e-6
+[orchestrator]
+batch_size = 256
+group_size = 4
+[[orchestrator.train.source]]
+name = "reverse-text"
+"""
+CLASSIC = """\
+[trainer.optim]
+lr = 1e-5
+[orchestrator]
+rollouts_per_example = 16
+[[orchestrator.env]]
+id = "reverse-text"
+"""
+HOSTED_LAB = """\
+model = "Qwen/Qwen3-4B"
+learning_rate = 1e-4
+rollouts_per_example = 8
+batch_size = 128
+[[env]]
+id = "owner/reverse-text"
+"""
+
+
+@pytest.mark.parametrize(("text", "dialect", "expected"), [
+    (CURRENT, "prime-rl-current",
+     [("trainer.optim.lr", 3e-6, 1.5e-6), ("orchestrator.group_size", 4, 8), ("orchestrator.batch_size", 256, 512)]),
+    (CLASSIC, "prime-rl-classic",
+     [("trainer.optim.lr", 1e-5, 5e-6), ("orchestrator.rollouts_per_example", 16, 32),
+      ("orchestrator.batch_size", 128, 256)]),
+    (HOSTED_LAB, "hosted-lab",
+     [("learning_rate", 1e-4, 5e-5), ("rollouts_per_example", 8, 16), ("batch_size", 128, 256)]),
+])
+def test_with_config_deltas_name_the_dialects_keys(tmp_path, text, dialect, expected):
+    config = tmp_path / "rl.toml"
+    config.write_text(text)
+    source = write_jsonl(tmp_path / "m.jsonl", make_run(**UNSTABLE))
+    result = diagnose(DiagnoseInput(source=source, config=config), Context())
+    assert result.config_dialect == dialect
+    unstable = next(f for f in result.findings if f.code == "unstable-reward")
+    assert [(d.key, d.from_, d.to) for d in unstable.deltas] == [(k, a, pytest.approx(b)) for k, a, b in expected]
+    assert all(d.file == str(config) for d in unstable.deltas)
+
+
+def test_a_remedy_already_in_place_is_not_proposed(tmp_path):
+    config = tmp_path / "rl.toml"
+    config.write_text(CURRENT)  # temperature unset: prime-rl's default is already 1.0
+    collapse = make_run(entropy=lambda s, rng: 0.6 if s < 10 else 0.05)
+    result = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "m.jsonl", collapse), config=config), Context())
+    finding = next(f for f in result.findings if f.code == "entropy-collapse")
+    assert finding.deltas == []
+
+
+def test_intent_without_a_key_in_the_dialect_says_so(tmp_path):
+    config = tmp_path / "rl.toml"
+    config.write_text("[orchestrator]\ngroup_size = 8\n[[orchestrator.train.env]]\nid = \"reverse-text\"\n")
+    flat = make_run(reward_mean=0.01)
+    result = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "m.jsonl", flat), config=config), Context())
+    assert result.config_dialect == "prime-rl-transition"
+    deltas = next(f for f in result.findings if f.code == "flat-reward").deltas
+    assert [(d.key, d.from_, d.to) for d in deltas] == [("orchestrator.group_size", 8, 16),
+                                                        ("difficulty_filtering", None, "turn difficulty filtering on")]
+    assert "prime-rl-transition has no single key" in deltas[1].why
+
+
+def test_filtering_on_by_default_in_the_current_dialect(tmp_path):
+    config = tmp_path / "rl.toml"
+    config.write_text(CURRENT)
+    flat = make_run(reward_mean=0.01)
+    result = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "m.jsonl", flat), config=config), Context())
+    deltas = next(f for f in result.findings if f.code == "flat-reward").deltas
+    assert [d.key for d in deltas] == ["orchestrator.group_size"]
+    config.write_text(CURRENT + "[orchestrator.train]\nfilter_zero_advantages = false\n")
+    result = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "m.jsonl", flat), config=config), Context())
+    deltas = next(f for f in result.findings if f.code == "flat-reward").deltas
+    assert [(d.key, d.from_, d.to) for d in deltas][1] == ("orchestrator.train.filter_zero_advantages", False, True)
+
+
+def test_bad_config_is_bad_input(tmp_path):
+    write_jsonl(tmp_path / "metrics.jsonl", make_run())
+    (tmp_path / "rl.toml").write_text("[trainer\n")
+    done = _cli("metrics.jsonl", "--config", "rl.toml", cwd=tmp_path)
+    assert done.returncode == 2 and "rl.toml" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_compare_before_and_after_a_delta(tmp_path):
+    before = write_jsonl(tmp_path / "before.jsonl", make_run(**UNSTABLE))
+    after = write_console(tmp_path / "after.log", make_run(seed=3))  # sources of different formats compare too
+    done = _cli(after, "--compare", before, "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    comparison = json.loads(done.stdout)["compare"]
+    assert "unstable-reward" in comparison["resolved"] and comparison["appeared"] == ["healthy"]
+    reward = next(row for row in comparison["series"] if row["name"] == "reward_mean")
+    assert reward["a"]["points"] == 200 and reward["b"]["recent_mean"] > reward["a"]["recent_mean"]
+    wait = next(row for row in comparison["series"] if row["name"] == "wait_for_batch")
+    assert wait["b"] is None and wait["change"] is None  # console logs carry no wait times
+    text = _cli(after, "--compare", before, cwd=tmp_path).stdout
+    assert "went away: " in text and "unstable-reward" in text
