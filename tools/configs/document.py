@@ -136,30 +136,47 @@ def schema_path(parts: list[str | int]) -> str:
     return text
 
 
-def line_of(text: str, display: str) -> int | None:
-    """The 1-based line where `display` (a display path) is defined, when it is written out."""
-    target = display
+@dataclass(frozen=True)
+class Line:
+    number: int  # 1-based
+    table: str  # display path of the table the line belongs to ("" at the top)
+    key: str | None  # the display path a `key = value` line defines
+    header: bool
+
+
+def scan(text: str) -> Iterator[Line]:
+    """Each line with the table it belongs to, as display paths (`[[x]]` entries get `[i]`)."""
     table, counts = "", {}
     for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith(("'", '"')) else raw.strip()
-        header = re.match(r"^\[\[\s*([^\]]+?)\s*\]\]$|^\[\s*([^\]]+?)\s*\]$", line)
+        line = raw.strip()
+        header = re.match(r"^\[\[\s*([^\]]+?)\s*\]\](\s*#.*)?$|^\[\s*([^\]]+?)\s*\](\s*#.*)?$", line)
         if header:
-            name = _unquote(header.group(1) or header.group(2))
+            name = _unquote(header.group(1) or header.group(3))
             base = _with_indices(name, counts)
             if header.group(1):
                 counts[base] = counts.get(base, -1) + 1
                 table = f"{base}[{counts[base]}]"
             else:
                 table = base
-            if target in (table, base) or table.startswith((target + ".", target + "[")):
-                return number
+            yield Line(number, table, None, True)
             continue
         assignment = re.match(r"^([A-Za-z0-9_.\"' -]+?)\s*=", line)
-        if assignment:
+        key = None
+        if assignment and not line.startswith("#"):
             key = _unquote(assignment.group(1))
-            full = f"{table}.{key}" if table else key
-            if full == target or target.startswith(full + "."):
-                return number
+            key = f"{table}.{key}" if table else key
+        yield Line(number, table, key, False)
+
+
+def line_of(text: str, display: str) -> int | None:
+    """The 1-based line where `display` (a display path) is defined, when it is written out."""
+    for line in scan(text):
+        if line.header:
+            base = re.sub(r"\[\d+\]$", "", line.table)
+            if display in (line.table, base) or line.table.startswith((display + ".", display + "[")):
+                return line.number
+        elif line.key and (line.key == display or display.startswith(line.key + ".")):
+            return line.number
     return None
 
 
@@ -242,3 +259,73 @@ def rename_in_place(parent: Table | Container, old: str, new: str) -> None:
 
 def dumps(doc: TOMLDocument) -> str:
     return tomlkit.dumps(doc)
+
+
+# --- editing the text itself ------------------------------------------------------------------
+# tomlkit re-renders interleaved tables in its own order (e.g. an `[[orchestrator.x]]` written
+# between two `[orchestrator.train.*]` tables moves), so a set that goes through tomlkit's
+# renderer can move lines it never touched. `splice` changes only the edited key's own lines.
+
+
+def display_path(parts: list[str | int]) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def splice(text: str, parts: list[str | int], value: Any) -> str | None:
+    """`text` with the key at `parts` set to `value`, touching only that key's lines (or adding
+    one line, or one table at the end); None when the key's place is not written out plainly."""
+    if isinstance(value, dict) or isinstance(parts[-1], int):
+        return None
+    display = display_path(parts)
+    rendered = tomlkit.item(value).as_string()
+    lines = text.splitlines(keepends=True)
+    scanned = list(scan(text))
+    hit = next((line for line in scanned if line.key == display), None)
+    if hit:
+        return _replace_value(lines, hit.number, rendered)
+    parent, _, leaf = display.rpartition(".")
+    if any(line.key and (line.key == parent or parent.startswith(line.key + ".")) for line in scanned):
+        return None  # the parent is an inline table or dotted keys
+    headed = any(line.header and line.table == parent for line in scanned)
+    if parent and not headed:
+        if "[" in parent:
+            return None
+        ending = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+        return f"{text}{ending}[{parent}]\n{leaf} = {rendered}\n"
+    section = [line for line in scanned if line.table == parent]
+    content = [line.number for line in section if not line.header and _is_content(lines[line.number - 1])]
+    if content:
+        at = content[-1]
+    elif parent:
+        at = next(line.number for line in section if line.header)
+    else:
+        return f"{leaf} = {rendered}\n" + ("\n" if text.lstrip().startswith("[") else "") + text
+    if not lines[at - 1].endswith("\n"):
+        lines[at - 1] += "\n"
+    lines.insert(at, f"{leaf} = {rendered}\n")
+    return "".join(lines)
+
+
+def _is_content(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def _replace_value(lines: list[str], number: int, rendered: str) -> str | None:
+    first = lines[number - 1]
+    equals = first.index("=")
+    for end in range(number, len(lines) + 1):
+        chunk = first[equals + 1:] + "".join(lines[number:end])
+        try:
+            item = tomlkit.parse("v =" + chunk).item("v")
+        except ParseError:
+            continue
+        gap = chunk[:len(chunk) - len(chunk.lstrip(" \t"))]
+        trivia = item.trivia
+        newline = "\n" if chunk.endswith("\n") else ""
+        lines[number - 1:end] = [first[:equals + 1] + gap + rendered + trivia.comment_ws + trivia.comment + newline]
+        return "".join(lines)
+    return None

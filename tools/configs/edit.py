@@ -15,6 +15,7 @@ import hashlib
 import os
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,7 +23,7 @@ import tomlkit
 from pydantic import BaseModel, Field
 
 from tools.configs.detect import Installed, detect_file, installed_stack
-from tools.configs.document import check_types, dumps, get_item, load, parse, set_item, split_key
+from tools.configs.document import check_types, dumps, get_item, load, parse, set_item, splice, split_key
 from tools.configs.eras import Dialect
 from tools.configs.lint import Finding, check_data, render_finding
 from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
@@ -89,16 +90,17 @@ def set_keys(path: Path, changes: dict[str, Any], reasons: dict[str, str] | None
     detection = detect_file(config.data, config.path)
     before = check_data(config.data, config.text, detection, installed, config.path).findings
     doc = parse(config.text, config.path)
-    deltas = []
+    deltas, spliced = [], config.text
     for key, value in changes.items():
         parts = split_key(key)
         old = get_item(doc, parts)
         old_value = old.unwrap() if hasattr(old, "unwrap") else old
         _check_same_kind(config.path, key, old_value, value)
         set_item(doc, parts, value)
+        spliced = splice(spliced, parts, value) if spliced is not None else None
         deltas.append(Delta(file=str(config.path), key=key, from_=old_value, to=value,
                             why=(reasons or {}).get(key, "")))
-    new_text = dumps(doc)
+    new_text = spliced if spliced is not None and _means(spliced, doc.unwrap()) else dumps(doc)
     check_types(doc.unwrap(), config.path, new_text)
     after = check_data(doc.unwrap(), new_text, detection, installed, config.path).findings
     introduced = _introduced(before, after)
@@ -112,6 +114,13 @@ def set_keys(path: Path, changes: dict[str, Any], reasons: dict[str, str] | None
         backup = write_config(config.path, config.text, new_text, workspace or Path.cwd())
     return SetResult(path=str(config.path), dialect=detection.dialect, deltas=deltas, diff=diff,
                      written=bool(diff) and not dry_run, backup=str(backup) if backup else None, findings=after)
+
+
+def _means(text: str, data: dict[str, Any]) -> bool:
+    try:
+        return tomllib.loads(text) == data
+    except tomllib.TOMLDecodeError:
+        return False
 
 
 def _check_same_kind(path: Path, key: str, old: Any, new: Any) -> None:

@@ -1,0 +1,233 @@
+"""`config set` and `config restore`: byte-for-byte edits, refusals, atomic writes, backups."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+import tomlkit
+from config_support import NOTHING, fixture_files, rlpilot, write
+from conftest import FIXTURES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tools.configs.document import line_of, walk
+from tools.configs.edit import backups_of, restore, set_keys
+from tools.contract import BadInput, ToolError
+
+SAMPLES = [f for f in fixture_files() if "slurm" not in f]
+
+
+def _scalar_lines(text: str) -> list[tuple[str, int, object]]:
+    """Scalar keys written as `key = value` on a line of their own: (dotted key, line, value)."""
+    found = []
+    lines = text.splitlines()
+    for _, display, value in walk(tomlkit.parse(text).unwrap()):
+        if isinstance(value, bool | int | float | str) and "[" not in display:
+            line = line_of(text, display)
+            if line and lines[line - 1].lstrip().startswith(display.rsplit(".", 1)[-1] + " "):
+                found.append((display, line, value))
+    return found
+
+
+def _same_kind(value: object) -> st.SearchStrategy:
+    if isinstance(value, bool):
+        return st.booleans()
+    if isinstance(value, int):
+        return st.integers(min_value=1, max_value=10**6)
+    if isinstance(value, float):
+        return st.floats(min_value=1e-9, max_value=1e3, allow_nan=False)
+    return st.text(alphabet="abcdefghijklmnopqrstuvwxyz-/0123456789", min_size=1, max_size=20)
+
+
+@st.composite
+def _edit(draw):
+    relative = draw(st.sampled_from(SAMPLES))
+    text = (FIXTURES / relative).read_text()
+    key, line, value = draw(st.sampled_from(_scalar_lines(text)))
+    return relative, text, key, line, draw(_same_kind(value))
+
+
+@pytest.mark.skipif(not SAMPLES, reason="shared fixtures not found")
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_edit())
+def test_a_random_edit_changes_only_its_own_line(edit) -> None:
+    relative, text, key, line, value = edit
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rl.toml"
+        path.write_text(text)
+        result = set_keys(path, {key: value}, force=True, workspace=Path(folder), installed=NOTHING)
+        new = path.read_text()
+    before, after = text.splitlines(), new.splitlines()
+    assert len(before) == len(after)
+    changed = [n for n, (a, b) in enumerate(zip(before, after, strict=True), 1) if a != b]
+    assert set(changed) <= {line}
+    comment = before[line - 1].partition("#")[2]
+    assert not comment or after[line - 1].endswith("#" + comment)
+    assert tomlkit.parse(new).unwrap() == _with(tomlkit.parse(text).unwrap(), key, value)
+    assert result.deltas[0].as_dict()["to"] == value
+
+
+def _with(data: dict, dotted: str, value: object) -> dict:
+    node = data
+    *parents, last = dotted.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = value
+    return data
+
+
+@pytest.mark.skipif(not SAMPLES, reason="shared fixtures not found")
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(SAMPLES), st.sampled_from(["orchestrator", "trainer.optim", "deployment", "brand.new"]),
+       st.from_regex(r"[a-z][a-z_]{0,12}", fullmatch=True), st.integers(0, 10**6))
+def test_a_new_key_keeps_every_old_line_in_order(relative: str, table: str, name: str, value: int) -> None:
+    text = (FIXTURES / relative).read_text()
+    key = f"{table}.{name}"
+    existing = tomlkit.parse(text).unwrap()
+    if _exists(existing, key) or not isinstance(_get(existing, table), dict | type(None)):
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rl.toml"
+        path.write_text(text)
+        set_keys(path, {key: value}, force=True, workspace=Path(folder), installed=NOTHING)
+        new = path.read_text()
+    remaining = iter(new.splitlines())
+    assert all(any(line == candidate for candidate in remaining) for line in text.splitlines())
+    assert _get(tomlkit.parse(new).unwrap(), key) == value
+
+
+def _get(data: dict, dotted: str) -> object:
+    for part in dotted.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def _exists(data: dict, dotted: str) -> bool:
+    return _get(data, dotted) is not None
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 4096))
+def test_a_crash_between_write_and_rename_leaves_the_original(batch: int) -> None:
+    original = "# run\n[orchestrator]\nbatch_size = 128 # samples\ngroup_size = 8\n"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rl.toml"
+        path.write_text(original)
+        real_replace = os.replace
+
+        def crash(source, target):
+            if Path(target) == path:
+                raise OSError("power cut")
+            real_replace(source, target)
+
+        os.replace = crash
+        try:
+            with pytest.raises(OSError, match="power cut"):
+                set_keys(path, {"orchestrator.batch_size": batch * 8}, workspace=Path(folder), installed=NOTHING)
+        finally:
+            os.replace = real_replace
+        assert path.read_text() == original
+        assert [p.name for p in Path(folder).iterdir()] == ["rl.toml", ".rlpilot"] or \
+            sorted(p.name for p in Path(folder).iterdir()) == [".rlpilot", "rl.toml"]
+
+
+def test_a_process_killed_before_the_rename_leaves_the_original(tmp_path: Path) -> None:
+    path = write(tmp_path, "[orchestrator]\nbatch_size = 128\ngroup_size = 8\n")
+    script = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from tools.configs.detect import Installed\n"
+        "from tools.configs import edit\n"
+        "real = os.replace\n"
+        "def die(source, target):\n"
+        "    if Path(target) == Path(sys.argv[1]): os._exit(9)\n"
+        "    real(source, target)\n"
+        "os.replace = die\n"
+        "edit.set_keys(Path(sys.argv[1]), {'orchestrator.batch_size': 256}, workspace=Path(sys.argv[2]),"
+        " installed=Installed())\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", script, str(path), str(tmp_path)], cwd=Path(__file__).parents[1],
+                            capture_output=True, text=True, timeout=60)
+    assert killed.returncode == 9, killed.stderr
+    assert path.read_text() == "[orchestrator]\nbatch_size = 128\ngroup_size = 8\n"
+
+
+def test_set_writes_a_backup_and_restore_steps_back(tmp_path: Path) -> None:
+    original = ("[orchestrator]\nbatch_size = 128 # samples per step\ngroup_size = 8\n\n"
+                "[[orchestrator.train.source]]\nname = \"e\"\n")
+    path = write(tmp_path, original)
+    first = set_keys(path, {"orchestrator.batch_size": 256}, workspace=tmp_path, installed=NOTHING)
+    assert first.written and "+batch_size = 256 # samples per step" in first.diff
+    assert [d.as_dict() for d in first.deltas] == [
+        {"file": str(path), "key": "orchestrator.batch_size", "from": 128, "to": 256, "why": ""}]
+    set_keys(path, {"orchestrator.group_size": 16}, workspace=tmp_path, installed=NOTHING)
+    assert len(backups_of(path, tmp_path)) == 2
+    restore(path, tmp_path)
+    assert "group_size = 8" in path.read_text() and "batch_size = 256" in path.read_text()
+    back = restore(path, tmp_path)
+    assert path.read_text() == original and "-batch_size = 256" in back.diff
+    with pytest.raises(ToolError, match="no saved version"):
+        restore(path, tmp_path)
+
+
+def test_an_edit_that_adds_an_error_is_refused_unless_forced(tmp_path: Path) -> None:
+    original = "[orchestrator]\nbatch_size = 128\ngroup_size = 8\n\n[[orchestrator.train.source]]\nname = \"e\"\n"
+    path = write(tmp_path, original)
+    with pytest.raises(ToolError) as refused:
+        set_keys(path, {"orchestrator.batch_size": 100}, workspace=tmp_path, installed=NOTHING)
+    assert refused.value.code == "edit-introduces-error" and "batch-not-divisible" in refused.value.message
+    assert path.read_text() == original and backups_of(path, tmp_path) == []
+    forced = set_keys(path, {"orchestrator.batch_size": 100}, force=True, workspace=tmp_path, installed=NOTHING)
+    assert forced.written and "batch-not-divisible" in [f.code for f in forced.findings]
+
+
+def test_dry_run_shows_the_diff_and_writes_nothing(tmp_path: Path) -> None:
+    path = write(tmp_path, "[orchestrator]\nbatch_size = 128\ngroup_size = 8\n")
+    result = set_keys(path, {"orchestrator.train.sampling.temperature": 0.7}, dry_run=True, workspace=tmp_path,
+                      installed=NOTHING)
+    assert not result.written and "+temperature = 0.7" in result.diff
+    assert path.read_text() == "[orchestrator]\nbatch_size = 128\ngroup_size = 8\n"
+
+
+def test_per_source_keys_take_an_index(tmp_path: Path) -> None:
+    path = write(tmp_path, "[orchestrator]\nbatch_size = 128\ngroup_size = 8\n\n[[orchestrator.train.source]]\n"
+                           "name = \"a\"\n\n[[orchestrator.train.source]]\nname = \"b\"\n")
+    set_keys(path, {"orchestrator.train.source[1].ratio": 0.5}, workspace=tmp_path, installed=NOTHING)
+    assert tomlkit.parse(path.read_text())["orchestrator"]["train"]["source"][1]["ratio"] == 0.5
+
+
+@pytest.mark.parametrize(("changes", "needle"), [
+    ({"orchestrator.batch_size": "many"}, "is a number"),
+    ({"orchestrator.group_size": 1.5}, "must be an integer"),
+    ({"orchestrator..x": 1}, "not a dotted key"),
+    ({"orchestrator.batch_size.deeper": 1}, "not a table"),
+])
+def test_wrong_values_are_bad_input_and_leave_the_file(tmp_path: Path, changes: dict, needle: str) -> None:
+    original = "[orchestrator]\nbatch_size = 128\ngroup_size = 8\n"
+    path = write(tmp_path, original)
+    with pytest.raises(BadInput) as raised:
+        set_keys(path, changes, workspace=tmp_path, installed=NOTHING)
+    assert needle in raised.value.message
+    assert path.read_text() == original
+
+
+def test_cli_set_prints_a_diff_and_json_deltas(tmp_path: Path) -> None:
+    path = write(tmp_path, "[orchestrator]\nbatch_size = 128\ngroup_size = 8\n\n[[orchestrator.train.source]]\n"
+                           "name = \"e\"\n")
+    done = rlpilot("config", "set", str(path), "orchestrator.group_size=16", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["deltas"][0] | {"file": None} == {
+        "file": None, "key": "orchestrator.group_size", "from": 8, "to": 16, "why": ""}
+    wrong = rlpilot("config", "set", str(path), "orchestrator.batch_size=lots", cwd=tmp_path)
+    assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1
+    refused = rlpilot("config", "set", str(path), "orchestrator.batch_size=100", cwd=tmp_path)
+    assert refused.returncode == 1 and "--force" in refused.stderr
+    assert "group_size = 16" in path.read_text() and len(backups_of(path, tmp_path)) == 1
