@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         if text.startswith("/"):
             _slash(agent, chat, text)
         elif client is None:
-            chat.emit({"type": "notice", "message": OFFLINE})
+            chat.emit({"type": "notice", "message": "offline: no model to answer that; /help lists the commands"})
         else:
             agent.send(text)
     _close_with_report(agent)

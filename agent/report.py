@@ -98,7 +98,7 @@ def build(session: Session, notes: str | None = None) -> Report:
 
 def _applied_deltas(record: dict[str, Any]) -> list[Delta]:
     result = record["result"] or {}
-    if record["name"] not in _WRITING or result.get("dry_run"):
+    if record["name"] not in _WRITING or result.get("dry_run") or result.get("written") is False:
         return []
     flag = _PROPOSING.get(record["name"])
     if flag and not (record["arguments"].get(flag) or result.get("applied")):
