@@ -17,6 +17,7 @@ USAGE = "usage: rlpilot COMMAND [ARGS] [--json]"
 COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("agent.chat:main", "Chat with rlpilot (offline: slash commands over the same tools)."),
     "sessions": ("agent.chat:sessions_main", "List chat sessions; resume one with `rlpilot chat --session ID`."),
+    "mcp": ("agent.surfaces.mcp_server:main", "Serve the tools to an IDE assistant over MCP (stdio)."),
 }
 
 

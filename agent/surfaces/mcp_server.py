@@ -1,0 +1,223 @@
+"""`rlpilot mcp`: the deterministic tools as an MCP server on stdio (the official SDK, version 2).
+
+Each catalog tool is an MCP tool with the same input schema the agent's model sees (no hidden
+fields) and its result model as the output schema, so results come back as structured content.
+
+Tools with external effects work in two steps. Many clients answer elicitation requests with a
+silent decline, and the 2026-07-28 protocol has no server-initiated requests at all, so the gate
+cannot ask the user itself. Instead the first call runs the gate's questions against the call's
+own arguments and returns the preview, with a one-time token, as an error result saying that
+confirmation is needed; only a second call with the same arguments and that token runs the tool.
+A token is used up by any attempt, is bound to the exact arguments, and expires.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+
+from agent.gates import Declined, Gatekeeper, Question, match_answer
+from agent.loop import Agent, Surface
+from agent.sessions import Store
+from agent.surfaces.common import available_tools
+from tools.catalog import Effect
+from tools.contract import Context, Event, Tool, ToolError
+from tools.secrets import redact
+from tools.workspace import rlpilot_home
+
+TOKEN_FIELD = "confirm_token"
+ANSWERS_FIELD = "answers"
+TOKEN_TTL_S = 600.0
+
+_ANNOTATIONS = {
+    Effect.READ: types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    Effect.LOCAL_WRITE: types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+    Effect.EXTERNAL: types.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True),
+}
+
+
+class Confirmations:
+    """One-time tokens, each standing for the user's yes to one exact call, for a few minutes."""
+
+    def __init__(self, ttl_s: float = TOKEN_TTL_S, clock: Callable[[], float] = time.monotonic):
+        self.ttl_s = ttl_s
+        self.clock = clock
+        self._issued: dict[str, tuple[str, float]] = {}
+
+    @staticmethod
+    def _binding(name: str, arguments: dict[str, Any]) -> str:
+        return hashlib.sha256(json.dumps([name, arguments], sort_keys=True).encode()).hexdigest()
+
+    def issue(self, name: str, arguments: dict[str, Any]) -> str:
+        token = secrets.token_urlsafe(16)
+        self._issued[token] = (self._binding(name, arguments), self.clock() + self.ttl_s)
+        return token
+
+    def redeem(self, token: str, name: str, arguments: dict[str, Any]) -> bool:
+        """True when the token was issued for this very call and is still fresh; it is gone either way."""
+        binding, expires = self._issued.pop(token, ("", 0.0))
+        return binding == self._binding(name, arguments) and self.clock() < expires
+
+
+def mcp_tool(tool: Tool) -> types.Tool:
+    schema = tool.model_schema()
+    if tool.effect is Effect.EXTERNAL:
+        properties = schema.setdefault("properties", {})
+        properties[TOKEN_FIELD] = {
+            "type": "string",
+            "description": "The one-time token from this tool's preview; pass it only after the user said yes "
+                           "to that preview, with the same arguments.",
+        }
+        properties[ANSWERS_FIELD] = {
+            "type": "object", "additionalProperties": {"type": "string"},
+            "description": "The user's answers to the preview's questions, by question kind "
+                           "(e.g. {\"model-family\": \"instruct\"}).",
+        }
+    return types.Tool(name=tool.name, description=tool.entry.summary, input_schema=schema,
+                      output_schema=tool.result_model.model_json_schema(mode="serialization"),
+                      annotations=_ANNOTATIONS[tool.effect])
+
+
+def _error(text: str, structured: dict[str, Any] | None = None) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured,
+                                is_error=True)
+
+
+class ToolServer:
+    """The tools behind one MCP connection, recorded in one rlpilot session (so `report` works)."""
+
+    def __init__(self, workspace: Path, tools: list[Tool], confirmations: Confirmations | None = None):
+        self.store = Store(rlpilot_home(workspace))
+        self.session = self.store.create("mcp")
+        self.confirmations = confirmations or Confirmations()
+        self._answers: dict[str, str] = {}
+        self._lock = threading.Lock()  # one call at a time: the session and the gate answers are shared
+        self.agent = Agent(self.session, Surface(_log_progress, self._answer), Context(workspace=workspace),
+                           None, tools)
+
+    def _answer(self, question: Question) -> str | None:
+        """A gate question, answered by the call's own arguments once the user has confirmed it."""
+        if question.kind == "confirm":
+            return "yes"
+        return match_answer(question, self._answers.get(question.kind) or question.suggestion)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        tool = self.agent.tools.get(name)
+        if tool is None:
+            return _error(f"there is no tool named {name!r}; use one of: {', '.join(self.agent.tools)}")
+        arguments = {k: v for k, v in arguments.items() if k not in tool.hidden_fields}
+        token = arguments.pop(TOKEN_FIELD, None)
+        with self._lock:
+            self._answers = {str(k): str(v) for k, v in (arguments.get(ANSWERS_FIELD) or {}).items()}
+            if tool.effect is Effect.EXTERNAL:
+                if not (token and self.confirmations.redeem(str(token), name, arguments)):
+                    return self._preview(tool, arguments, stale=token is not None)
+                arguments.pop(ANSWERS_FIELD, None)
+            return _result(self.agent.run_tool(tool, arguments))
+
+    def _preview(self, tool: Tool, arguments: dict[str, Any], stale: bool) -> types.CallToolResult:
+        """Ask the gate's questions without running anything, and hand out a token for this exact call.
+
+        Answering "yes" to a confirm here is safe: `admit` only returns the arguments the answers
+        imply, and this method never calls the tool with them.
+        """
+        asked: list[tuple[Question, str | None]] = []
+
+        def ask(question: Question) -> str | None:
+            answer = self._answer(question)
+            asked.append((question, answer))
+            return answer
+
+        gates = Gatekeeper(self.session, ask, self.agent.ctx)
+        given = {k: v for k, v in arguments.items() if k != ANSWERS_FIELD}
+        try:
+            admitted = gates.admit(tool, tool.parse(given))
+        except Declined:
+            question = asked[-1][0]
+            return _error(f"{tool.name} needs the user's answer first: {question.prompt} "
+                          f"({' / '.join(question.options)}). Ask the user, then call {tool.name} again with "
+                          f"{ANSWERS_FIELD}={{\"{question.kind}\": <their answer>}} (or the matching argument).",
+                          {"needs_answer": question.event()})
+        except ToolError as error:
+            return _error(error.one_line(), {"error": error.to_dict()})
+        token = self.confirmations.issue(tool.name, arguments)
+        lines = ["That token is not valid for this call (used, expired, or issued for other arguments); "
+                 "here is a new preview.", ""] if stale else []
+        lines += [f"Confirmation needed: {tool.name} acts outside this machine. Show the user what it will do, "
+                  f"and only if they say yes, call {tool.name} again with the same arguments and "
+                  f"{TOKEN_FIELD}=\"{token}\" (valid once, for {int(self.confirmations.ttl_s // 60)} minutes).", ""]
+        for question, answer in asked:
+            if question.kind != "confirm":
+                lines.append(f"{question.prompt} -> {answer}")
+            if question.detail:
+                lines.append(redact(question.detail))
+        call = admitted.model_dump(mode="json", exclude=tool.hidden_fields, exclude_none=True)
+        lines.append(f"It will run {tool.name} with: {redact(json.dumps(call))}")
+        return _error("\n".join(lines), {"confirmation_required": True, TOKEN_FIELD: token, "tool": tool.name,
+                                         "arguments": json.loads(redact(json.dumps(call))),
+                                         "questions": [{**q.event(), "answer": a} for q, a in asked]})
+
+
+def _result(outcome: dict[str, Any]) -> types.CallToolResult:
+    if "result" in outcome:
+        # A check that found problems is still a good answer: the result model says so itself.
+        text = outcome.get("text") or json.dumps(outcome["result"], indent=2)
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=outcome["result"])
+    if outcome.get("declined"):
+        return _error(f"declined: {outcome['message']}")
+    error = outcome["error"]
+    hint = f"; {error['hint']}" if error.get("hint") else ""
+    return _error(f"{error['message']} ({error['code']}){hint}", {"error": error})
+
+
+def _log_progress(event: Event) -> None:
+    """Tool events go to stderr, which MCP clients show as the server's log; stdout is the protocol."""
+    if event.get("type") == "progress":
+        print(f"{event.get('label', 'progress')}: {event.get('done')}/{event.get('total') or '?'}", file=sys.stderr)
+    elif event.get("type") == "log":
+        print(redact(str(event.get("line", ""))), file=sys.stderr)
+
+
+def build_server(tools: ToolServer) -> Server:
+    listed = [mcp_tool(tool) for tool in tools.agent.tools.values()]
+
+    async def list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await anyio.to_thread.run_sync(tools.call, params.name, dict(params.arguments or {}))
+
+    from importlib.metadata import version
+
+    return Server("rlpilot", version=version("rlpilot"), on_list_tools=list_tools, on_call_tool=call_tool,
+                  instructions="rlpilot's tools for RL training on verifiers environments. Tools that act outside "
+                               "the machine answer first with a preview and a one-time confirm_token: show the "
+                               "preview to the user and call again with the token only on their yes.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="rlpilot mcp", description="Serve rlpilot's tools to an MCP client on stdio.")
+    parser.add_argument("--workspace", type=Path, default=Path.cwd(), help="the folder the tools work on")
+    options = parser.parse_args(argv)
+    tools = ToolServer(options.workspace.resolve(), available_tools())
+    server = build_server(tools)
+
+    async def serve() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(serve)
+    return 0

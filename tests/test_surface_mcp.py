@@ -1,0 +1,98 @@
+"""`rlpilot mcp` as a real subprocess, driven by the MCP SDK's own client over stdio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+from fakes.prime_api import PrimeAPI
+from mcp import Client, StdioServerParameters, stdio_client
+from ops_support import RLPILOT, env_package, prime_env
+
+from agent.surfaces.mcp_server import Confirmations
+
+
+def _client(workspace: Path, env: dict[str, str]) -> Client:
+    return Client(stdio_client(StdioServerParameters(command=str(RLPILOT), args=["mcp"], cwd=workspace, env=env)),
+                  read_timeout_seconds=120)
+
+
+def test_tools_are_listed_without_hidden_fields_and_answer_with_structured_content(tmp_path):
+    async def session():
+        async with _client(tmp_path, prime_env(tmp_path / "home")) as client:
+            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+            stack = await client.call_tool("stack_info", {})
+            report = await client.call_tool("report", {"session": "someone-else"})
+            missing = await client.call_tool("eval_summarize", {"path": str(tmp_path / "nope")})
+        return listed, stack, report, missing
+
+    listed, stack, report, missing = anyio.run(session)
+    assert {"stack_info", "report", "env_push"} <= set(listed)
+    assert listed["stack_info"].annotations.read_only_hint and listed["env_push"].annotations.open_world_hint
+    assert "confirm_token" in listed["env_push"].input_schema["properties"]
+    assert "confirm_token" not in listed["stack_info"].input_schema["properties"]
+    assert "session" not in listed["report"].input_schema["properties"]  # the agent fills it in
+    assert listed["stack_info"].output_schema["properties"]["python"]
+    assert not stack.is_error and stack.structured_content["python"]
+    # A hidden field sent anyway is dropped: the report is on the server's own session.
+    assert not report.is_error and report.structured_content["session"] != "someone-else"
+    assert missing.is_error and "nope" in missing.content[0].text
+
+
+def test_a_push_runs_only_with_the_token_of_its_own_preview(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    env_package(workspace, "echo-env")
+    call = {"env": "echo-env", "visibility": "PRIVATE"}
+
+    async def session():
+        async with _client(workspace, prime_env(tmp_path / "home", api)) as client:
+            preview = await client.call_tool("env_push", call)
+            token = preview.structured_content["confirm_token"]
+            nothing_yet = list(api.requests)
+            other_args = await client.call_tool("env_push", {**call, "visibility": "PUBLIC", "confirm_token": token})
+            used_up = await client.call_tool("env_push", {**call, "confirm_token": token})
+            fresh = used_up.structured_content["confirm_token"]
+            pushed = await client.call_tool("env_push", {**call, "confirm_token": fresh})
+            again = await client.call_tool("env_push", {**call, "confirm_token": fresh})
+        return preview, nothing_yet, other_args, used_up, pushed, again
+
+    with PrimeAPI() as api:
+        preview, nothing_yet, other_args, used_up, pushed, again = anyio.run(session)
+        resolves = api.seen("POST", "/api/v1/environmentshub/resolve")
+    assert preview.is_error and "Confirmation needed" in preview.content[0].text
+    assert "PRIVATE" in preview.content[0].text and nothing_yet == []
+    assert other_args.is_error and other_args.structured_content["confirmation_required"]
+    assert used_up.is_error and "not valid for this call" in used_up.content[0].text
+    assert not pushed.is_error, pushed.content[0].text
+    assert pushed.structured_content["hub_id"] == "tester/echo-env"
+    assert pushed.structured_content["visibility"] == "PRIVATE"
+    assert [r["body"] for r in resolves] == [{"name": "echo-env", "visibility": "PRIVATE"}]
+    assert again.is_error and "not valid" in again.content[0].text
+
+
+def test_a_push_without_a_visibility_asks_for_the_users_answer(tmp_path):
+    async def session():
+        async with _client(tmp_path, prime_env(tmp_path / "home")) as client:
+            return await client.call_tool("env_push", {"env": "echo-env"})
+
+    result = anyio.run(session)
+    assert result.is_error and "PUBLIC / PRIVATE" in result.content[0].text
+    assert "confirm_token" not in (result.structured_content or {})
+
+
+def test_tokens_are_single_use_bound_to_arguments_and_expire():
+    now = [0.0]
+    tokens = Confirmations(ttl_s=60, clock=lambda: now[0])
+    call = {"env": "a", "visibility": "PRIVATE"}
+    first = tokens.issue("env_push", call)
+    assert not tokens.redeem(first, "env_push", {**call, "visibility": "PUBLIC"})
+    assert not tokens.redeem(first, "env_push", call)  # the wrong try used it up
+    second = tokens.issue("env_push", call)
+    assert not tokens.redeem(second, "eval_run", call)
+    third = tokens.issue("env_push", call)
+    now[0] = 61
+    assert not tokens.redeem(third, "env_push", call)
+    fourth = tokens.issue("env_push", call)
+    assert tokens.redeem(fourth, "env_push", call)
+    assert not tokens.redeem(fourth, "env_push", call)
