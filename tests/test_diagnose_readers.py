@@ -192,3 +192,28 @@ def test_detect_does_not_read_the_whole_file(tmp_path):
     with path.open("a") as handle:
         handle.write("garbage that is not json\n" * 10)
     assert detect(path) == "metrics-jsonl"
+
+
+def test_an_output_directory_with_one_run_or_several(tmp_path):
+    for number, name in enumerate(("reverse-text--qwen3--1a2b3c4d", "other")):
+        (tmp_path / name).mkdir()
+        write_jsonl(tmp_path / name / "metrics.jsonl", make_run(10))
+        if number == 0:
+            kind, run = read(tmp_path)
+            assert kind == "run-dir" and len(run.steps) == 10
+    error = _refused(tmp_path)
+    assert error.code == "several-runs" and "2 runs" in error.message
+
+
+def test_a_count_under_a_share_name_is_not_judged(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "errored_rollouts/all": 3}) + "\n" for s in range(5)))
+    _, run = read(path)
+    assert "errored_frac" not in run.series and "count, not a share" in run.notes[0]
+
+
+def test_rewards_off_the_0_1_scale_are_noted(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "reward/all/mean": 1.2 + s / 10}) + "\n" for s in range(5)))
+    _, run = read(path)
+    assert "assume a 0-1 scale" in run.notes[0]

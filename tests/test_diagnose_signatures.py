@@ -141,7 +141,8 @@ def test_staleness_cap_comes_from_the_config(tmp_path):
 def test_bottleneck_is_info_until_half_the_step(tmp_path):
     for wait, severity in ((4.0, "info"), (7.0, "warning")):
         result = run_diagnose(WRITERS["metrics-jsonl"](tmp_path, make_run(wait_for_policy=noisy(wait, 0.1, high=9))))
-        assert [(f.code, f.severity) for f in result.findings] == [("trainer-bottleneck", severity)]
+        expected = [("healthy", "info")] if severity == "info" else []
+        assert [(f.code, f.severity) for f in result.findings] == [*expected, ("trainer-bottleneck", severity)]
 
 
 @pytest.mark.parametrize("fmt", ["metrics-jsonl", "csv", "console-log", "prime-train-metrics"])
@@ -213,3 +214,12 @@ def test_a_nan_is_not_also_counted_missing(tmp_path):
     run = make_run(grad_norm=lambda s, rng: float("nan") if s == 120 else 0.25)
     finding = next(f for f in run_diagnose(WRITERS["metrics-jsonl"](tmp_path, run)).findings if f.code == "non-finite")
     assert finding.evidence == {"optim/grad_norm non-finite values": 1}
+
+
+def test_a_log_that_died_of_oom_before_its_first_step(tmp_path):
+    path = tmp_path / "trainer.log"
+    path.write_text("12:00:00    INFO Starting trainer\n" + OOM_LINE + "\n")
+    result = run_diagnose(path)
+    assert result.steps == 0 and result.first_step is None
+    assert [(f.code, f.steps) for f in result.findings] == [("oom", None)]
+    assert "0 steps" in result.render()

@@ -62,7 +62,7 @@ def read(path: Path) -> tuple[str, Run]:
         with _open(path) as handle:
             READERS[kind](handle, collector, path.name)
     run = collector.finish()
-    if not len(run.steps):
+    if not len(run.steps) and not run.ooms:  # a log that died of OOM before its first step still says so
         why = ""
         if collector.stepless:
             why = f"; {collector.stepless} row(s) had no step (first at {collector.first_stepless})"
@@ -110,7 +110,7 @@ def read_metrics_jsonl(handle: TextIO, collector: Collector, where: str) -> None
     loads = json.loads
     marks = _NONFINITE_MARKS
     for number, line in enumerate(handle, 1):
-        if line.isspace() or not line:
+        if line.isspace():
             continue
         try:
             record = loads(line)
@@ -289,6 +289,14 @@ def _step_column(header: list[str]) -> int | None:
 
 def _read_run_dir(path: Path, collector: Collector) -> str:
     metrics = path / "metrics.jsonl"
+    runs = sorted(path.glob("*/metrics.jsonl"))
+    if not metrics.is_file() and runs:
+        # An output directory holding run directories (`<output_dir>/<run_name>/`).
+        if len(runs) > 1:
+            names = ", ".join(p.parent.name for p in runs[:5])
+            raise BadInput("several-runs", f"{path} holds {len(runs)} runs ({names})",
+                           f"pass one of them, e.g. {runs[-1].parent}")
+        path, metrics = runs[0].parent, runs[0]
     logs = sorted({p.resolve() for pattern in _LOG_GLOBS for p in path.glob(pattern) if p.is_file()})
     if metrics.is_file():
         with _open(metrics) as handle:

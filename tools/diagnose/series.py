@@ -40,6 +40,9 @@ CANONICAL: dict[str, str] = {
     "learning_rate": "learning rate",
 }
 
+# Shares of rollouts or groups; an era that logged a count under such a name is not judged as one.
+SHARES = frozenset({"truncated_frac", "trainable_frac", "solved_all_frac", "solved_none_frac", "errored_frac"})
+
 # Trainer and orchestrator both log `time/step` into one metrics.jsonl (and both print a time in
 # their step lines); the longer of the two is the step's wall time. Elsewhere a repeated step
 # comes from a resumed run, whose later value wins.
@@ -172,12 +175,12 @@ class Run:
     notes: list[str]
 
     @property
-    def first_step(self) -> int:
-        return self.steps[0]
+    def first_step(self) -> int | None:
+        return self.steps[0] if self.steps else None
 
     @property
-    def last_step(self) -> int:
-        return self.steps[-1]
+    def last_step(self) -> int | None:
+        return self.steps[-1] if self.steps else None
 
     def missing(self, found: Series) -> tuple[int, int, int] | None:
         """(count, first, last) of the steps inside `found`'s span that other metrics report and it lacks."""
@@ -199,7 +202,6 @@ class Collector:
         self.nonfinite: dict[str, Bad] = {}
         self.ooms: list[OOM] = []
         self.notes: list[str] = []
-        self.rows = 0
         self.stepless = 0
         self.first_stepless = ""
         self.malformed = 0
@@ -207,7 +209,6 @@ class Collector:
 
     def row(self, step: int, row: dict, scan: bool) -> None:
         """One row of one step. `scan`: the row may hold non-finite values outside the crosswalk."""
-        self.rows += 1
         if not self._steps or self._steps[-1] != step:
             self._steps.append(step)
         route = self._route
@@ -272,6 +273,14 @@ class Collector:
         series = {name: _tidy(track) for name, track in best.items()}
         _derive_group_shares(series)
         notes = list(self.notes)
+        for name in SHARES & series.keys():
+            if max(series[name].values) > 1:
+                notes.append(f"{series[name].raw} goes above 1, so it is a count, not a share; it was not judged")
+                del series[name]
+        reward = series.get("reward_mean")
+        if reward is not None and not 0 <= min(reward.values) <= max(reward.values) <= 1:
+            notes.append(f"rewards range {min(reward.values):.3g} to {max(reward.values):.3g}: the reward "
+                         "thresholds assume a 0-1 scale")
         if self.stepless:
             notes.append(f"{self.stepless} row(s) had no step and were skipped (first at {self.first_stepless})")
         if self.malformed:

@@ -53,8 +53,8 @@ class DiagnoseResult(ToolResult):
     source: str
     format: str
     steps: int = Field(description="how many distinct steps the source reports")
-    first_step: int
-    last_step: int
+    first_step: int | None = Field(description="None when the source has no step (a log that ended first)")
+    last_step: int | None
     metrics_found: list[str] = Field(description="canonical series found")
     metric_sources: dict[str, str] = Field(description="the metric each canonical series was read from")
     config_dialect: str | None = None
@@ -66,8 +66,8 @@ class DiagnoseResult(ToolResult):
         return 1 if any(f.severity == "error" for f in self.findings) else 0
 
     def render(self) -> str:
-        lines = [f"{self.source}  ({FORMATS.get(self.format, self.format)}, {self.steps} steps: "
-                 f"{self.first_step}-{self.last_step})",
+        span = f": {self.first_step}-{self.last_step}" if self.steps else ""
+        lines = [f"{self.source}  ({FORMATS.get(self.format, self.format)}, {self.steps} steps{span})",
                  f"metrics: {', '.join(self.metrics_found) or 'none recognised'}"]
         lines += [f"note: {note}" for note in self.notes]
         for finding in self.findings:
@@ -126,8 +126,11 @@ def judge(run: Run, config: ConfigView | None) -> list[Finding]:
                 steps=list(hit.steps) if hit.steps else None, summary=hit.says, evidence=hit.evidence,
                 causes=list(signature.causes), deltas=_deltas(signature, config), stop_when=list(signature.stop_when),
             ))
+    # `healthy` means no error or warning; informational findings may stand beside it.
+    if not any(f.severity != "info" for f in findings):
+        findings.insert(0, _healthy(run))
     findings.sort(key=lambda f: _SEVERITY_ORDER[f.severity])
-    return findings or [_healthy(run)]
+    return findings
 
 
 def _healthy(run: Run) -> Finding:
