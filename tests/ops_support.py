@@ -9,7 +9,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import click
+import typer.main
 from fakes.prime_api import PrimeAPI
+
+from tools.prime_runner import cli_args
 
 RLPILOT = Path(sys.executable).parent / "rlpilot"
 
@@ -82,3 +86,17 @@ def env_package(workspace: Path, name: str, *, verifiers: str | None = "verifier
 def rlpilot(*args: str, cwd: Path, env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess:
     return subprocess.run([RLPILOT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
+
+
+def prime_parses(args: list[str]) -> tuple[list[str], dict]:
+    """Parse `prime ARGS` with the installed CLI's own parser, the way it would be run."""
+    from prime_cli.main import app
+
+    command = typer.main.get_command(app)
+    ctx = command.make_context("prime", cli_args(args))
+    path = []
+    while isinstance(command, click.Group):
+        name, command, rest = command.resolve_command(ctx, [*ctx._protected_args, *ctx.args])
+        path.append(name)
+        ctx = command.make_context(name, rest, parent=ctx)
+    return path, ctx.params

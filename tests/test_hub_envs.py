@@ -9,11 +9,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-import click
 import pytest
-import typer.main
 from fakes.prime_api import PrimeAPI
-from ops_support import env_package, prime_env, rlpilot, use_env
+from ops_support import env_package, prime_env, prime_parses, rlpilot, use_env
 
 from tools.contract import BadInput, Context, ToolError
 from tools.hub.envs import (
@@ -26,21 +24,6 @@ from tools.hub.envs import (
     status_argv,
 )
 from tools.hub.refs import parse_env_ref
-from tools.prime_runner import cli_args
-
-
-def prime_parses(args: list[str]) -> tuple[list[str], dict]:
-    """Parse `prime ARGS` with the installed CLI's own parser, the way it would be run."""
-    from prime_cli.main import app
-
-    command = typer.main.get_command(app)
-    ctx = command.make_context("prime", cli_args(args))
-    path = []
-    while isinstance(command, click.Group):
-        name, command, rest = command.resolve_command(ctx, [*ctx._protected_args, *ctx.args])
-        path.append(name)
-        ctx = command.make_context(name, rest, parent=ctx)
-    return path, ctx.params
 
 
 @pytest.fixture

@@ -1,0 +1,124 @@
+"""Hosted Training: the real `prime train` CLI against the local stand-in of the Prime API."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from fakes.prime_api import PrimeAPI
+from ops_support import prime_env, prime_parses, rlpilot, use_env
+
+from tools.contract import Context, ToolError
+from tools.diagnose.readers import read
+from tools.training import hosted
+from tools.training.launch import LaunchInput, train_launch
+
+CURRENT = "prime-rl/main-2026-08-21/examples/basic/reverse-text/rl.toml"
+LAB = "hosted-lab/reverse-text-rl.toml"
+WANDB_KEY = "wandb_secret_value_0123456789"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+def test_installed_prime_parses_every_train_argv_we_build(tmp_path):
+    config = tmp_path / "rl.toml"
+    config.write_text("max_steps = 1\n")
+    path, params = prime_parses(hosted.launch_argv(config, ["WANDB_API_KEY", "HF_TOKEN"]))
+    assert path == ["train", "run"] and params["yes"] and params["output"] == "json"
+    assert params["env"] == ("WANDB_API_KEY", "HF_TOKEN") and params["config_path"] == str(config)
+    assert prime_parses(hosted.launch_argv(config, []))[1]["env"] == ()
+    assert prime_parses(hosted.validate_argv(config))[0] == ["train", "validate"]
+    assert prime_parses(hosted.models_argv())[1]["output"] == "json"
+    assert prime_parses(hosted.get_argv("run1"))[1] == {"run_id": "run1", "output": "json"}
+    assert prime_parses(hosted.metrics_argv("run1"))[0] == ["train", "metrics"]
+    _, logs = prime_parses(hosted.logs_argv("run1", "trainer", 200))
+    assert (logs["component"], logs["tail"]) == ("trainer", 200)
+    assert prime_parses(hosted.logs_argv("run1", None, 50))[1]["component"] is None
+    assert prime_parses(hosted.stop_argv("run1"))[1]["force"] is True
+
+
+def test_a_lab_era_config_is_refused_with_the_exact_migration(workspace, shared_fixtures, monkeypatch, tmp_path):
+    config = shutil.copy(shared_fixtures / LAB, workspace / "rl.toml")
+    with PrimeAPI() as api:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api))
+        result = train_launch(LaunchInput(config=Path(config), target="hosted", yes=True), Context(workspace=workspace))
+    assert not result.launched and result.exit_code() == 1
+    [problem] = result.errors
+    assert problem.code == "dialect-mismatch" and "hosted-lab" in problem.message
+    assert problem.fix.startswith(f"rlpilot config migrate {config} --to prime-rl-current --output ")
+    assert api.requests == []
+
+
+def test_launch_without_login_is_one_clear_line(workspace, shared_fixtures, tmp_path):
+    shutil.copy(shared_fixtures / CURRENT, workspace / "rl.toml")
+    with PrimeAPI() as api:
+        env = prime_env(tmp_path / "home", api, logged_in=False)
+        done = rlpilot("train", "launch", "rl.toml", "--target", "hosted", "--yes", cwd=workspace, env=env)
+    assert done.returncode == 1 and done.stdout == ""
+    [line] = done.stderr.strip().splitlines()
+    assert "prime login" in line and "PRIME_API_KEY" in line
+    assert api.requests == []
+
+
+def test_preview_launch_and_follow_a_hosted_run(workspace, shared_fixtures, tmp_path):
+    shutil.copy(shared_fixtures / CURRENT, workspace / "rl.toml")
+    with PrimeAPI() as api:
+        env = prime_env(tmp_path / "home", api, WANDB_API_KEY=WANDB_KEY, RLPILOT_HOME=str(tmp_path / "state"))
+
+        preview = rlpilot("train", "launch", "rl.toml", "--target", "hosted", "--json", cwd=workspace, env=env)
+        assert preview.returncode == 1, preview.stderr
+        plan = json.loads(preview.stdout)
+        assert plan["launched"] is False and plan["problems"] == [] and "--yes" in plan["next"]
+        summary = plan["plan"]
+        assert summary["model"] == "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT" and summary["max_steps"] == 20
+        assert (summary["train_gpus"], summary["infer_gpus"], summary["gpu_type"]) == (1, 1, "H200_141GB")
+        assert (summary["price_per_gpu_hour"], summary["estimated_cost_per_hour"]) == (3.2, 6.4)
+        assert "validates the config on submission" in summary["validation"]
+        assert summary["secrets"] == ["WANDB_API_KEY"]
+        assert not api.seen("POST", "/api/v1/training/runs")
+
+        launched = rlpilot("train", "launch", "rl.toml", "--target", "hosted", "--yes", "--json", cwd=workspace,
+                           env=env)
+        assert launched.returncode == 0, launched.stderr
+        run = json.loads(launched.stdout)["run"]
+        # The secret travelled from our environment to the platform, and by name only through argv and records.
+        assert api.payloads[run]["wandbApiKey"] == WANDB_KEY
+        record = (tmp_path / "state" / "runs" / run / "record.json").read_text()
+        assert json.loads(record)["target"] == "hosted" and WANDB_KEY not in record + launched.stdout
+
+        api.metrics[run] = [{"step": s, "train/agg/all/agent/reward/mean": 0.1 * s, "entropy/all/mean": 0.5}
+                            for s in range(1, 6)]
+        api.logs[run] = {"trainer": '{"timestamp": "2026-12-01T08:00:05Z", "level": "SUCCESS", '
+                                    '"message": "Step 5 | 1.2s | Loss 0.0123"}'}
+        status = rlpilot("train", "status", run, "--json", cwd=workspace, env=env)
+        metrics = rlpilot("train", "metrics", run, "--json", cwd=workspace, env=env)
+        logs = rlpilot("train", "logs", run, "--component", "trainer", "--json", cwd=workspace, env=env)
+        stopped = rlpilot("train", "stop", run, "--json", cwd=workspace, env=env)
+
+    assert status.returncode == 0, status.stderr
+    state = json.loads(status.stdout)
+    assert state["status"] == "RUNNING" and state["running"] and state["metrics"]["last_step"] == 5
+    assert state["metrics"]["latest"]["reward_mean"] == pytest.approx(0.5)
+    source = Path(json.loads(metrics.stdout)["metrics"]["source"])
+    assert read(source)[1].last_step == 5  # what `rlpilot diagnose` will read
+    assert json.loads(logs.stdout)["lines"] == ["08:00:05 SUCCESS Step 5 | 1.2s | Loss 0.0123"]
+    assert api.seen("GET", f"/api/v1/rft/runs/{run}/logs")[0]["query"]["component"] == ["trainer"]
+    assert stopped.returncode == 0 and json.loads(stopped.stdout)["status"] == "STOPPED"
+    assert api.seen("PUT", f"/api/v1/rft/runs/{run}/stop")
+
+
+def test_an_unknown_run_says_so(workspace, monkeypatch, tmp_path):
+    from tools.training.runs import RunInput, train_status
+
+    with PrimeAPI() as api:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api))
+        with pytest.raises(ToolError) as error:
+            train_status(RunInput(run="run-nope"), Context(workspace=workspace))
+    assert error.value.code == "run-not-found"

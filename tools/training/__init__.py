@@ -1,0 +1,1 @@
+"""Training runs: launch and follow Hosted Training (`prime train`) and local prime-rl runs."""

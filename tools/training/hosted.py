@@ -1,0 +1,196 @@
+"""Hosted Training through `prime train` (prime 0.18.0).
+
+Verified against the real CLI (prime_cli/commands/rl.py, api/rl.py, api/training.py):
+- `prime train CONFIG -o json -y` prints only `{"run": {"runId", "gpuType"?, "pricePerGpuHour"?,
+  "estimatedCostPerHour"?, ...}}` on stdout; without `-y` it asks, which our closed stdin refuses.
+- `prime train validate` asks the platform for its runtime (POST /training/runs/prepare), builds
+  that schema locally and validates; a platform without that endpoint answers 404/405 and then
+  validates on submission only. `prime train CONFIG` runs the same validation itself.
+- `prime train models -o json` lists on-demand GPU types with their price per GPU-hour.
+- `prime train stop` asks unless `--force`, then polls until the run is terminal (up to 180 s).
+- `-e NAME` reads the secret's value from our environment: only names appear in argv.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from tools.configs.detect import Installed
+from tools.configs.document import lookup
+from tools.configs.eras import Dialect
+from tools.contract import Context, ToolError
+from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_environment, run_prime
+from tools.stack import _login
+from tools.training import records
+from tools.training.launch import LaunchInput, LaunchPlan, LaunchResult, Problem, migration_problem, read_plan
+
+# Secrets `prime train` forwards (`_collect_secrets`); any other name makes it refuse the run.
+FORWARDED_SECRETS = ("WANDB_API_KEY", "HF_TOKEN")
+DASHBOARD = "https://app.primeintellect.ai/dashboard/training"
+VALIDATE_TIMEOUT = 900.0  # the first validation builds the platform's schema environment
+LAUNCH_TIMEOUT = 300.0
+STOP_TIMEOUT = 240.0  # the CLI itself polls for up to 180 s
+
+
+def launch_argv(config: Path, secrets: list[str]) -> list[str]:
+    argv = ["train", str(config), "--output", "json", "--yes"]
+    for name in secrets:
+        argv += ["--env-var", name]
+    return argv
+
+
+def validate_argv(config: Path) -> list[str]:
+    return ["train", "validate", str(config), "--output", "json"]
+
+
+def models_argv() -> list[str]:
+    return ["train", "models", "--output", "json"]
+
+
+def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
+    plan, problems, data = read_plan(args, ctx, "hosted", Installed())
+    plan.where = "Prime Hosted Training (a dedicated cluster the platform picks)"
+    if plan.dialect != Dialect.CURRENT:
+        # Lab-era configs are refused by prime 0.18 itself; older prime-rl ones fail server-side.
+        problems = [migration_problem(plan, Dialect.CURRENT, "`prime train` (Hosted Training)")]
+    plan.secrets, missing = _secrets(data)
+    problems += missing
+    config = Path(plan.config)
+    plan.command = ["prime", *launch_argv(config, plan.secrets)]
+    if any(p.severity == "error" for p in problems):
+        return LaunchResult(launched=False, plan=plan, problems=problems,
+                            next="fix the errors, then run the same command again")
+    if not _login(prime_environment(ctx.workspace))[0]:
+        raise ToolError("not-logged-in", "launching Hosted Training needs a Prime login", LOGIN_HINT)
+    if not args.yes:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            validation = pool.submit(_validate, config, ctx)
+            prices = pool.submit(_prices, ctx)
+            plan.validation, invalid = validation.result()
+            _apply_price(plan, prices.result())
+        problems += invalid
+        ready = not any(p.severity == "error" for p in problems)
+        return LaunchResult(launched=False, plan=plan, problems=problems,
+                            next="confirm with --yes to launch" if ready else "fix the errors, then run it again")
+
+    plan.validation = "checked by `prime train` before it submits"
+    outcome = run_prime(launch_argv(config, plan.secrets), ctx, what=f"launching {config.name}",
+                        timeout=LAUNCH_TIMEOUT, check=False)
+    if not outcome.ok:
+        raise ToolError("launch-failed", f"`prime train` refused {config}: {error_lines(outcome)}",
+                        f"fix what it says; `rlpilot config check {config}` explains config errors")
+    run = json_output(outcome)["run"]
+    run_id = records.check_run_id(run["runId"])
+    plan.gpu_type = run.get("gpuType") or plan.gpu_type
+    plan.price_per_gpu_hour = run.get("pricePerGpuHour")
+    plan.estimated_cost_per_hour = run.get("estimatedCostPerHour")
+    record = records.RunRecord(id=run_id, target="hosted", config=plan.config, started_at=records.now(),
+                               summary=plan.model_dump(), dashboard=f"{DASHBOARD}/{run_id}")
+    records.save(ctx.workspace, record)
+    return LaunchResult(launched=True, run=run_id, plan=plan, problems=problems,
+                        next=f"follow it: `rlpilot train watch {run_id}` (or status, metrics, logs); "
+                             f"page: {record.dashboard}")
+
+
+def _secrets(data: dict[str, Any]) -> tuple[list[str], list[Problem]]:
+    wants_wandb = lookup(data, "monitors.wandb") is not None or isinstance(data.get("wandb"), dict)
+    names = [name for name in FORWARDED_SECRETS if os.environ.get(name)]
+    problems = []
+    if wants_wandb and "WANDB_API_KEY" not in names:
+        problems.append(Problem(code="secret-missing", severity="warning",
+                                message="the config logs to W&B, but WANDB_API_KEY is not set here",
+                                fix="export WANDB_API_KEY before launching, or remove the W&B table"))
+    return names, problems
+
+
+def _validate(config: Path, ctx: Context) -> tuple[str, list[Problem]]:
+    outcome = run_prime(validate_argv(config), ctx, what=f"validating {config.name}", timeout=VALIDATE_TIMEOUT,
+                        check=False)
+    if outcome.ok:
+        artifact = json_output(outcome)
+        return f"passed `prime train validate` (prime-rl schema {artifact.get('schema_commit', '?')[:12]})", []
+    try:
+        error = str(json_output(outcome).get("error", ""))
+    except ToolError:
+        error = error_lines(outcome)
+    if error.startswith(("HTTP 404", "HTTP 405")):
+        return "the platform offers no local validation; it validates the config on submission", []
+    return "failed", [Problem(code="hosted-validation-failed", message=f"`prime train validate` refused it: {error}",
+                              fix=f"fix the config; `rlpilot config check {config}` explains most errors")]
+
+
+def _prices(ctx: Context) -> list[dict[str, Any]]:
+    outcome = run_prime(models_argv(), ctx, what="reading Hosted Training prices", check=False)
+    if not outcome.ok:
+        return []  # prices are shown where the platform reports them; the launch does not depend on them
+    return json_output(outcome).get("on_demand") or []
+
+
+def _apply_price(plan: LaunchPlan, on_demand: list[dict[str, Any]]) -> None:
+    offers = [o for o in on_demand if o.get("gpu_type") == plan.gpu_type] if plan.gpu_type else on_demand
+    if len(offers) == 1 or (offers and plan.gpu_type):
+        offer = offers[0]
+        plan.gpu_type = offer["gpu_type"]
+        plan.price_per_gpu_hour = offer.get("price_per_gpu_hour")
+        if plan.price_per_gpu_hour is not None:
+            plan.estimated_cost_per_hour = round(plan.price_per_gpu_hour * plan.gpus, 2)
+    elif offers:
+        plan.where += "; on-demand: " + ", ".join(f"{o['gpu_type']} ${o['price_per_gpu_hour']:.2f}/GPU-hour"
+                                                  for o in offers)
+
+
+# -- following a run -------------------------------------------------------------------------
+
+
+def get_argv(run: str) -> list[str]:
+    return ["train", "get", run, "--output", "json"]
+
+
+def metrics_argv(run: str) -> list[str]:
+    return ["train", "metrics", run]
+
+
+def logs_argv(run: str, component: str | None, tail: int) -> list[str]:
+    return ["train", "logs", run, "--tail", str(tail)] + (["--component", component] if component else [])
+
+
+def stop_argv(run: str) -> list[str]:
+    return ["train", "stop", run, "--force"]
+
+
+def _followed(argv: list[str], run: str, ctx: Context, what: str, timeout: float = 120.0):
+    outcome = run_prime(argv, ctx, what=what, timeout=timeout, check=False)
+    if not outcome.ok:
+        if "404" in outcome.stdout:
+            raise ToolError("run-not-found", f"Hosted Training has no run {run} for this account",
+                            "list your runs with `prime train list`; a team run needs that team selected")
+        raise ToolError("prime-failed", f"{what} failed: {error_lines(outcome)}", "retry in a minute")
+    return outcome
+
+
+def get_run(run: str, ctx: Context) -> dict[str, Any]:
+    return json_output(_followed(get_argv(run), run, ctx, f"reading run {run}"))["run"]
+
+
+def fetch_metrics(run: str, ctx: Context, dest: Path) -> Path:
+    """Save `prime train metrics` as it printed it, which `diagnose` reads as is."""
+    outcome = _followed(metrics_argv(run), run, ctx, f"reading the metrics of {run}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    json_output(outcome)  # refuse to store anything that is not the JSON document
+    dest.write_text(outcome.stdout + "\n")
+    return dest
+
+
+def fetch_logs(run: str, component: str | None, tail: int, ctx: Context) -> list[str]:
+    return _followed(logs_argv(run, component, tail), run, ctx, f"reading the logs of {run}").stdout_tail
+
+
+def stop(run: str, ctx: Context) -> str:
+    outcome = _followed(stop_argv(run), run, ctx, f"stopping {run}", timeout=STOP_TIMEOUT)
+    for line in reversed(outcome.stdout_tail):
+        if line.startswith("Status:"):
+            return line.removeprefix("Status:").strip()
+    return "stopping (still being torn down)"

@@ -1,0 +1,233 @@
+"""Local prime-rl runs: preflight, launch as a managed background run, status, logs, stop.
+
+A run is `uv run rl @ CONFIG --output-dir <run folder>/outputs` in the prime-rl checkout,
+started through `supervise.py` so that it survives rlpilot, leads its own process group and
+leaves its exit status behind. prime-rl writes `metrics.jsonl` under its output directory (its
+exact sub-folder changed between releases, so it is searched for).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tools import process
+from tools.configs.detect import Installed
+from tools.contract import Context, ToolError
+from tools.stack import GPU, HOW_TO_GET, StackInput, StackResult, stack_info
+from tools.training import records
+from tools.training.launch import (
+    LaunchInput,
+    LaunchPlan,
+    LaunchResult,
+    Problem,
+    migration_problem,
+    model_billions,
+    read_plan,
+)
+
+SUPERVISOR = Path(__file__).with_name("supervise.py")
+DRY_RUN_TIMEOUT = 900.0  # the first `uv run` in a checkout installs its environment
+STOP_GRACE_SECONDS = 20.0
+# Rough bytes per parameter: full fine-tuning keeps bf16 weights and grads plus fp32 Adam state
+# (sharded over the trainer GPUs); LoRA keeps frozen bf16 weights; inference holds bf16 weights.
+FULL_BYTES, LORA_BYTES, INFER_BYTES, MARGIN = 16.0, 2.5, 2.0, 1.2
+
+
+def run_argv(uv: str, config: Path, output_dir: Path, dry_run: bool = False) -> list[str]:
+    return [uv, "run", "rl", "@", str(config), "--output-dir", str(output_dir)] + (["--dry-run"] if dry_run else [])
+
+
+def child_environment() -> dict[str, str]:
+    """Ours, minus what would make `uv run` use another project's environment than the checkout's."""
+    return {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
+
+
+def launch_local(args: LaunchInput, ctx: Context) -> LaunchResult:
+    stack = stack_info(StackInput(prime_rl=args.prime_rl), ctx)
+    checkout = stack.prime_rl
+    installed = Installed(prime_rl_version=checkout.version, prime_rl_path=checkout.path) if checkout else Installed()
+    plan, problems, data = read_plan(args, ctx, "local", installed)
+    if checkout and plan.dialect != checkout.dialect:
+        problems = [migration_problem(plan, checkout.dialect, f"the prime-rl {checkout.version} checkout")]
+    problems += _stack_problems(stack, plan, data)
+    config = Path(plan.config)
+    if checkout and stack.uv:
+        plan.where = f"this machine, prime-rl {checkout.version} at {checkout.path}"
+        plan.command = run_argv("uv", config, Path("<run folder>/outputs"))
+        with tempfile.TemporaryDirectory(prefix="rlpilot-dry-run-") as scratch:
+            dry = process.run(run_argv(stack.uv.path, config, Path(scratch), dry_run=True), cwd=Path(checkout.path),
+                              env=child_environment(), timeout=DRY_RUN_TIMEOUT)
+        if dry.ok:
+            plan.validation = "passed `uv run rl @ CONFIG --dry-run`"
+        else:
+            problems.append(Problem(code="dry-run-failed", message=f"`uv run rl @ {config.name} --dry-run` failed: "
+                                    f"{dry.last_lines()}", fix="fix the config where prime-rl says; "
+                                    f"`rlpilot config check {config}` explains most errors"))
+    if any(p.severity == "error" for p in problems):
+        return LaunchResult(launched=False, plan=plan, problems=problems,
+                            next="fix the errors, then run the same command again")
+    if not args.yes:
+        return LaunchResult(launched=False, plan=plan, problems=problems, next="confirm with --yes to launch")
+    return _start(plan, problems, stack, ctx)
+
+
+def _stack_problems(stack: StackResult, plan: LaunchPlan, data: dict[str, Any]) -> list[Problem]:
+    problems = []
+    if not stack.prime_rl:
+        problems.append(Problem(code="no-prime-rl", message="no prime-rl checkout (looked at --prime-rl, "
+                                "RLPILOT_PRIME_RL and the current directory)", fix=HOW_TO_GET["prime_rl"]))
+    if not stack.uv:
+        problems.append(Problem(code="no-uv", message="uv is not installed; prime-rl runs through `uv run`",
+                                fix=HOW_TO_GET["uv"]))
+    gpus = stack.gpus or []
+    if not gpus:
+        problems.append(Problem(code="no-gpus", message=f"no NVIDIA GPU found (nvidia-smi, or torch); the config "
+                                f"asks for {plan.gpus}", fix=HOW_TO_GET["gpus"]))
+    elif len(gpus) < plan.gpus:
+        problems.append(Problem(code="not-enough-gpus", message=f"the config asks for {plan.gpus} GPUs "
+                                f"({plan.train_gpus} trainer + {plan.infer_gpus} inference), this machine has "
+                                f"{len(gpus)}", fix="lower [deployment] num_train_gpus/num_infer_gpus, or run it "
+                                "hosted with --target hosted"))
+    else:
+        memory = _memory_problem(plan, data, gpus)
+        if memory:
+            problems.append(memory)
+    return problems
+
+
+def _memory_problem(plan: LaunchPlan, data: dict[str, Any], gpus: list[GPU]) -> Problem | None:
+    billions = model_billions(plan.model)
+    if billions is None:
+        return None
+    lora = "lora" in repr({k: data.get(k) for k in ("model", "trainer")}).lower()
+    trainer = billions * (LORA_BYTES if lora else FULL_BYTES) / max(plan.train_gpus, 1) * MARGIN
+    inference = billions * INFER_BYTES * MARGIN
+    smallest = min(g.memory_mib for g in gpus) / 1024
+    plan.memory = (f"about {trainer:.0f} GiB per trainer GPU ({'LoRA' if lora else 'full fine-tune'}) and "
+                   f"{inference:.0f} GiB per inference GPU, for {billions:g}B parameters; "
+                   f"smallest GPU here: {smallest:.0f} GiB")
+    if max(trainer, inference) <= smallest:
+        return None
+    return Problem(code="memory-estimate", severity="warning", message=f"{plan.memory}: it may not fit",
+                   fix="add trainer GPUs, use LoRA, or pick a smaller model")
+
+
+def _start(plan: LaunchPlan, problems: list[Problem], stack: StackResult, ctx: Context) -> LaunchResult:
+    assert stack.prime_rl is not None and stack.uv is not None
+    run_id = f"local-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
+    folder = records.run_dir(ctx.workspace, run_id)
+    (folder / "outputs").mkdir(parents=True)
+    argv = run_argv(stack.uv.path, Path(plan.config), folder / "outputs")
+    plan.command = argv
+    supervisor = [sys.executable, "-P", SUPERVISOR, "--log", folder / "output.log", "--exit", folder / "exit.json",
+                  "--cwd", stack.prime_rl.path, "--run", run_id, "--", *argv]
+    started = process.run(supervisor, env=child_environment(), timeout=30)
+    if not started.ok or not started.stdout.strip().isdigit():
+        raise ToolError("launch-failed", f"the run could not be started: {started.last_lines()}",
+                        f"see {folder / 'output.log'}")
+    record = records.RunRecord(id=run_id, target="local", config=plan.config, started_at=records.now(),
+                               summary=plan.model_dump(), pid=int(started.stdout.strip()), argv=argv,
+                               prime_rl=stack.prime_rl.path)
+    records.save(ctx.workspace, record)
+    return LaunchResult(launched=True, run=run_id, plan=plan, problems=problems,
+                        next=f"follow it: `rlpilot train status {run_id}`, `rlpilot train watch {run_id}`; "
+                             f"stop it with `rlpilot train stop {run_id}`")
+
+
+# -- following a run -------------------------------------------------------------------------
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes of the group (zombies excluded: a zombie no longer runs)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+            return [pgid]
+        except ProcessLookupError:
+            return []
+        except PermissionError:
+            return [pgid]
+    members = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
+
+
+def exit_status(record: records.RunRecord, workspace: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((records.run_dir(workspace, record.id) / "exit.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def state(record: records.RunRecord, workspace: Path) -> str:
+    assert record.pid is not None
+    if group_members(record.pid):
+        return "running"
+    ended = exit_status(record, workspace)
+    if record.stopped_at:
+        return "stopped"
+    if ended is None:
+        return "lost (ended without an exit status: killed from outside, or the machine restarted)"
+    return "finished" if ended["returncode"] == 0 else f"failed (exit status {ended['returncode']})"
+
+
+def metrics_file(record: records.RunRecord, workspace: Path) -> Path | None:
+    found = list((records.run_dir(workspace, record.id) / "outputs").glob("**/metrics.jsonl"))
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+
+
+def log_lines(record: records.RunRecord, workspace: Path, component: str | None, tail: int) -> list[str]:
+    folder = records.run_dir(workspace, record.id)
+    if component is None:
+        path = folder / "output.log"
+    else:
+        logs = sorted((folder / "outputs").glob(f"**/{component}.log"), key=lambda p: p.stat().st_mtime)
+        if not logs:
+            present = sorted({p.stem for p in (folder / "outputs").glob("**/*.log")})
+            raise ToolError("no-such-log", f"run {record.id} has no {component}.log yet",
+                            f"logs present: {', '.join(present) or 'none'}; without --component you get the "
+                            "run's whole output")
+        path = logs[-1]
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return [line.rstrip("\n") for line in handle][-tail:]
+    except FileNotFoundError:
+        return []
+
+
+def stop(record: records.RunRecord, workspace: Path) -> list[int]:
+    """TERM to the whole group, KILL after the grace period; the pids still alive (none, normally)."""
+    assert record.pid is not None
+    if not group_members(record.pid):
+        return []
+    for sig, wait in ((signal.SIGTERM, STOP_GRACE_SECONDS), (signal.SIGKILL, 5.0)):
+        if not group_members(record.pid):
+            break
+        try:
+            os.killpg(record.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + wait
+        while group_members(record.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    record.stopped_at = records.now()
+    records.save(workspace, record)
+    return group_members(record.pid)

@@ -1,0 +1,77 @@
+"""Run records: what rlpilot launched, kept on disk so that a restarted rlpilot still knows it.
+
+One folder per run under `<rlpilot home>/runs/<id>/`: `record.json`, and beside it what the run
+produces or rlpilot fetched (a local run's output log and prime-rl output directory, a hosted
+run's latest metrics). Run ids are used as folder names and as `prime` arguments, so they are
+checked with the same rule everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from tools.contract import BadInput, ToolError
+from tools.workspace import rlpilot_home
+
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+class RunRecord(BaseModel):
+    id: str
+    target: Literal["hosted", "local"]
+    config: str
+    started_at: str
+    stopped_at: str | None = None
+    summary: dict[str, object] = Field(default_factory=dict, description="What the user confirmed.")
+    # local runs
+    pid: int | None = Field(None, description="The supervisor, leader of the run's process group.")
+    argv: list[str] = Field(default_factory=list)
+    prime_rl: str | None = None
+    # hosted runs
+    dashboard: str | None = None
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def check_run_id(run: str) -> str:
+    if not _RUN_ID.fullmatch(run) or ".." in run:
+        raise BadInput("bad-run-id", f"{run!r} is not a run id",
+                       "pass the id `rlpilot train launch` printed (letters, digits, '.', '-', '_')")
+    return run
+
+
+def runs_dir(workspace: Path) -> Path:
+    return rlpilot_home(workspace) / "runs"
+
+
+def run_dir(workspace: Path, run: str) -> Path:
+    return runs_dir(workspace) / check_run_id(run)
+
+
+def save(workspace: Path, record: RunRecord) -> Path:
+    folder = run_dir(workspace, record.id)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "record.json"
+    partial = path.with_suffix(".json.tmp")
+    partial.write_text(record.model_dump_json(indent=2))
+    partial.replace(path)  # a reader never sees half a record
+    return path
+
+
+def load(workspace: Path, run: str) -> RunRecord | None:
+    """The record of a run rlpilot launched from this workspace, or None (e.g. a run from the web)."""
+    path = run_dir(workspace, run) / "record.json"
+    try:
+        return RunRecord.model_validate_json(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValidationError) as error:
+        raise ToolError("bad-run-record", f"{path} cannot be read: {error}",
+                        "move it aside; the run itself is not affected") from None
