@@ -217,3 +217,15 @@ def test_rewards_off_the_0_1_scale_are_noted(tmp_path):
     path.write_text("".join(json.dumps({"step": s, "reward/all/mean": 1.2 + s / 10}) + "\n" for s in range(5)))
     _, run = read(path)
     assert "assume a 0-1 scale" in run.notes[0]
+
+
+def test_newer_run_directory_layout_and_time_keyed_rows(tmp_path):
+    monitors = tmp_path / "monitors" / "file"
+    monitors.mkdir(parents=True)
+    path = write_jsonl(monitors / "metrics.jsonl", make_run(10))
+    with path.open("a") as handle:
+        handle.write(json.dumps({"step": None, "time": 1.7e9, "inference/agg/num_requests_running/mean": 12}) + "\n")
+    kind, run = read(tmp_path)
+    assert kind == "run-dir" and len(run.steps) == 10 and run.notes == []
+    path.write_text(json.dumps({"step": None, "inference/agg/num_requests_running/mean": 12}) + "\n")
+    assert "\"step\": null" in _refused(path).message

@@ -47,6 +47,8 @@ _OOM = re.compile(r"out of memory|OutOfMemory|OOMKilled|\bOOM\b", re.IGNORECASE)
 _METRICS_ARRAY = re.compile(r'"metrics"\s*:\s*\[')
 # Text that can only be there when a JSON row holds a non-finite value (bare or as a string).
 _NONFINITE_MARKS = ("NaN", "Infinity", 'nan"', 'inf"', 'Inf"', 'INF"', 'NAN"')
+# Where the file monitor writes in a run directory: `monitors/file/` on newer main, the root before.
+_METRICS_PLACES = ("metrics.jsonl", "monitors/file/metrics.jsonl")
 _LOG_GLOBS = ("logs/**/*.log", "logs/**/*.stdout", "logs/**/*.stderr", "*.log")
 
 
@@ -66,6 +68,8 @@ def read(path: Path) -> tuple[str, Run]:
         why = ""
         if collector.stepless:
             why = f"; {collector.stepless} row(s) had no step (first at {collector.first_stepless})"
+        elif collector.timed:
+            why = f"; its {collector.timed} row(s) have \"step\": null (wall-clock samples, not training steps)"
         elif collector.malformed:
             why = f"; {collector.malformed} line(s) could not be parsed (first at {collector.first_malformed})"
         raise BadInput("no-steps", f"{path}: read as {FORMATS[kind]}, but found no step with metrics{why}",
@@ -134,6 +138,9 @@ def read_prime_train_metrics(handle: TextIO, collector: Collector, where: str) -
 def _record(collector: Collector, record: dict, where: str, scan: bool) -> None:
     step = record.get("step")
     if step is None:
+        if "step" in record:
+            collector.timed += 1  # newer prime-rl keys wall-clock samples (inference gauges) with "step": null
+            return
         step = next((record[key] for key in STEP_KEYS[1:] if key in record), None)
     step = _as_step(step)
     if step is None:
@@ -287,20 +294,24 @@ def _step_column(header: list[str]) -> int | None:
     return next((names.index(key) for key in STEP_KEYS if key in names), None)
 
 
+def _metrics_file(run_dir: Path) -> Path | None:
+    return next((run_dir / name for name in _METRICS_PLACES if (run_dir / name).is_file()), None)
+
+
 def _read_run_dir(path: Path, collector: Collector) -> str:
-    metrics = path / "metrics.jsonl"
-    runs = sorted(path.glob("*/metrics.jsonl"))
-    if not metrics.is_file() and runs:
+    metrics = _metrics_file(path)
+    runs = [run for run in sorted(path.iterdir()) if run.is_dir() and _metrics_file(run)] if not metrics else []
+    if runs:
         # An output directory holding run directories (`<output_dir>/<run_name>/`).
         if len(runs) > 1:
-            names = ", ".join(p.parent.name for p in runs[:5])
+            names = ", ".join(run.name for run in runs[:5])
             raise BadInput("several-runs", f"{path} holds {len(runs)} runs ({names})",
-                           f"pass one of them, e.g. {runs[-1].parent}")
-        path, metrics = runs[0].parent, runs[0]
+                           f"pass one of them, e.g. {runs[-1]}")
+        path, metrics = runs[0], _metrics_file(runs[0])
     logs = sorted({p.resolve() for pattern in _LOG_GLOBS for p in path.glob(pattern) if p.is_file()})
-    if metrics.is_file():
+    if metrics:
         with _open(metrics) as handle:
-            read_metrics_jsonl(handle, collector, "metrics.jsonl")
+            read_metrics_jsonl(handle, collector, str(metrics.relative_to(path)))
         for log in logs:
             with _open(log) as handle:
                 read_console_log(handle, collector, _relative(log, path), series=False)

@@ -203,6 +203,7 @@ class Collector:
         self.ooms: list[OOM] = []
         self.notes: list[str] = []
         self.stepless = 0
+        self.timed = 0
         self.first_stepless = ""
         self.malformed = 0
         self.first_malformed = ""
