@@ -12,13 +12,14 @@ import argparse
 import json
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from agent.gates import Question, match_answer
 from agent.loop import Agent, Surface
 from agent.sessions import SessionNotFound, Store
+from agent.surfaces.common import add_endpoint_options, available_tools, endpoint_of, start_conversation
 from tools.contract import BadInput, Context, ToolError
 from tools.workspace import rlpilot_home
 
@@ -37,10 +38,7 @@ OFFLINE = ("no model endpoint is configured, so only slash commands work (/help 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rlpilot chat", description="Chat with rlpilot.")
-    p.add_argument("--base-url", help="an OpenAI-compatible API, e.g. http://localhost:8000/v1")
-    p.add_argument("--model", help="the model name at that API")
-    p.add_argument("--api-key-var", default="OPENAI_API_KEY", help="the variable holding its key")
-    p.add_argument("--endpoint", help="an alias from configs/endpoints.toml")
+    add_endpoint_options(p)
     p.add_argument("--session", help="resume this session (see `rlpilot sessions`)")
     p.add_argument("--json", action="store_true", help="print one JSON event per line")
     p.add_argument("--no-stream", action="store_true", help="ask the model for whole replies")
@@ -102,11 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     chat = Chat(_input_lines(interactive), options.json, interactive)
     store = Store(rlpilot_home(workspace))
     try:
-        from agent.model import ModelClient, resolve_endpoint
+        from agent.model import ModelClient
 
         session = store.open(options.session) if options.session else store.create("terminal")
-        endpoint = resolve_endpoint(workspace, options.base_url, options.model, options.endpoint,
-                                    options.api_key_var)
+        endpoint = endpoint_of(options, workspace)
     except SessionNotFound:
         print(f"rlpilot chat: no session {options.session} (see `rlpilot sessions`)", file=sys.stderr)
         return 2
@@ -114,13 +111,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rlpilot chat: {error.one_line()}", file=sys.stderr)
         return 2
     client = ModelClient(endpoint, stream=not options.no_stream) if endpoint else None
-    agent = Agent(session, Surface(chat.emit, chat.ask, chat.on_text), Context(workspace=workspace), client)
+    agent = Agent(session, Surface(chat.emit, chat.ask, chat.on_text), Context(workspace=workspace), client,
+                  available_tools())
     chat.emit({"type": "session", "id": session.id,
                "model": f"{endpoint.model} at {endpoint.base_url} ({endpoint.source})" if endpoint else None})
     if client is None:
         chat.emit({"type": "notice", "message": OFFLINE})
-    elif not session.messages():
-        session.add_message({"role": "system", "content": _system_prompt(agent)})
+    start_conversation(agent)
 
     for line in chat.lines:
         text = line.strip()
@@ -129,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         if text in ("/quit", "/exit"):
             break
         if text.startswith("/"):
-            _slash(agent, chat, text)
+            slash(agent, chat.emit, text)
         elif client is None:
             chat.emit({"type": "notice", "message": "offline: no model to answer that; /help lists the commands"})
         else:
@@ -138,16 +135,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _slash(agent: Agent, chat: Chat, text: str) -> None:
+def slash(agent: Agent, emit: Callable[[dict[str, Any]], None], text: str) -> None:
+    """Run a slash command: the tool's CLI arguments, through the same gates as the model's calls."""
     name, *argv = shlex.split(text)
     if name == "/help" or name not in SLASH:
         lines = [f"{command:<11} rlpilot {' '.join(agent.tools[tool].entry.command)} ..."
                  for command, tool in SLASH.items() if tool in agent.tools]
-        chat.emit({"type": "notice", "message": "slash commands take the CLI's arguments:\n" + "\n".join(lines)})
+        emit({"type": "notice", "message": "slash commands take the CLI's arguments:\n" + "\n".join(lines)})
         return
     tool = agent.tools.get(SLASH[name])
     if tool is None:
-        chat.emit({"type": "error", "message": f"{name} is not available in this rlpilot"})
+        emit({"type": "error", "message": f"{name} is not available in this rlpilot"})
         return
     from agent.tool_cli import parse_arguments
 
@@ -156,7 +154,7 @@ def _slash(agent: Agent, chat: Chat, text: str) -> None:
     except SystemExit:  # argparse has printed the usage problem
         return
     except ToolError as error:
-        chat.emit({"type": "error", "message": error.one_line()})
+        emit({"type": "error", "message": error.one_line()})
         return
     agent.run_tool(tool, arguments)
 
@@ -165,13 +163,6 @@ def _close_with_report(agent: Agent) -> None:
     names = [record["name"] for record in agent.session.tool_calls(ok_only=False)]
     if "report" in agent.tools and _REPORTABLE & set(names) and names[-1] != "report":
         agent.run_tool(agent.tools["report"], {})
-
-
-def _system_prompt(agent: Agent) -> str:
-    from prompts import system_prompt
-
-    stack = agent.tools["stack_info"].func(agent.tools["stack_info"].parse({}), agent.ctx)
-    return system_prompt(stack.brief(), stack.config_dialect.dialect)
 
 
 def _input_lines(interactive: bool) -> Iterator[str]:

@@ -33,12 +33,11 @@ def add_endpoint_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endpoint", help="an alias from configs/endpoints.toml")
 
 
-def model_client(options: argparse.Namespace, workspace: Path, stream: bool = True):
-    """The client for the endpoint the options name, or None (offline). Raises BadInput on a bad alias."""
-    from agent.model import ModelClient, resolve_endpoint
+def endpoint_of(options: argparse.Namespace, workspace: Path):
+    """The model endpoint the options name, or None (offline). Raises BadInput on a bad alias."""
+    from agent.model import resolve_endpoint
 
-    endpoint = resolve_endpoint(workspace, options.base_url, options.model, options.endpoint, options.api_key_var)
-    return ModelClient(endpoint, stream=stream) if endpoint else None
+    return resolve_endpoint(workspace, options.base_url, options.model, options.endpoint, options.api_key_var)
 
 
 def start_conversation(agent: Agent) -> None:
