@@ -1,0 +1,141 @@
+"""Local prime-rl runs: a stand-in checkout run by the real `uv run rl`, a stand-in nvidia-smi on PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from ops_support import prime_env, rlpilot, use_env
+
+from tools.contract import Context
+from tools.training import local, records
+from tools.training.launch import LaunchInput, train_launch
+from tools.training.runs import RunInput, train_status
+
+CHECKOUT = Path(__file__).parent / "fakes" / "prime_rl_checkout"
+CURRENT = "prime-rl/main-2026-08-21/examples/basic/reverse-text/rl.toml"
+TRANSITION = "prime-rl/v0.7.0/examples/reverse_text/rl.toml"
+H100 = "NVIDIA H100 80GB HBM3, 81559"
+
+
+@pytest.fixture
+def machine(tmp_path: Path):
+    """A workspace, a copy of the stand-in checkout, and an environment whose PATH we control."""
+    checkout = shutil.copytree(CHECKOUT, tmp_path / "prime-rl")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tools_path = f"{Path(shutil.which('uv')).parent}:{Path(sys.executable).parent}:/usr/bin:/bin"
+
+    def environment(gpus: int | None, **extra: str) -> dict[str, str]:
+        smi = bin_dir / "nvidia-smi"
+        smi.unlink(missing_ok=True)
+        if gpus is not None:
+            smi.write_text("#!/bin/sh\n" + "".join(f'echo "{i}, {H100}"\n' for i in range(gpus)))
+            smi.chmod(0o755)
+        return prime_env(tmp_path / "home", PATH=f"{bin_dir}:{tools_path}", RLPILOT_HOME=str(tmp_path / "state"),
+                         RLPILOT_PRIME_RL=str(checkout), **extra)
+
+    yield workspace, Path(checkout), environment
+    # A failed test must not leave a run behind.
+    for saved in (tmp_path / "state" / "runs").glob("*/record.json"):
+        record = records.RunRecord.model_validate_json(saved.read_text())
+        if record.pid and local.group_members(record.pid):
+            os.killpg(record.pid, 9)
+
+
+def _config(workspace: Path, fixtures: Path, source: str, max_steps: int) -> Path:
+    text = (fixtures / source).read_text()
+    lines = [line for line in text.splitlines() if not line.startswith("max_steps")]
+    path = workspace / "rl.toml"
+    path.write_text(f"max_steps = {max_steps}\n" + "\n".join(lines) + "\n")
+    return path
+
+
+def test_preflight_reports_every_problem_at_once(machine, shared_fixtures, monkeypatch):
+    workspace, _, environment = machine
+    config = _config(workspace, shared_fixtures, TRANSITION, 5)
+    use_env(monkeypatch, environment(gpus=1))
+    result = train_launch(LaunchInput(config=config, target="local", yes=True), Context(workspace=workspace))
+    assert not result.launched and result.exit_code() == 1
+    codes = {p.code: p for p in result.errors}
+    assert set(codes) == {"dialect-mismatch", "not-enough-gpus", "dry-run-failed"}
+    assert "--to prime-rl-current" in codes["dialect-mismatch"].fix
+    assert "asks for 2 GPUs" in codes["not-enough-gpus"].message and "has 1" in codes["not-enough-gpus"].message
+    assert "orchestrator.train.env" in codes["dry-run-failed"].message
+    assert not records.runs_dir(workspace).exists()
+
+
+def test_no_checkout_and_no_gpu(machine, shared_fixtures, monkeypatch):
+    workspace, _, environment = machine
+    config = _config(workspace, shared_fixtures, CURRENT, 5)
+    env = environment(gpus=None)
+    del env["RLPILOT_PRIME_RL"]
+    use_env(monkeypatch, env)
+    result = train_launch(LaunchInput(config=config, target="local"), Context(workspace=workspace))
+    assert {p.code for p in result.errors} == {"no-prime-rl", "no-gpus"}
+
+
+def test_launch_follow_across_a_restart_and_stop_with_nothing_left(machine, shared_fixtures, monkeypatch):
+    workspace, _, environment = machine
+    _config(workspace, shared_fixtures, CURRENT, 100000)
+    env = environment(gpus=2, STANDIN_STEP_SECONDS="0.05")
+
+    preview = rlpilot("train", "launch", "rl.toml", "--target", "local", "--json", cwd=workspace, env=env)
+    assert preview.returncode == 1, preview.stderr
+    plan = json.loads(preview.stdout)["plan"]
+    assert plan["validation"] == "passed `uv run rl @ CONFIG --dry-run`" and "for 0.6B parameters" in plan["memory"]
+    assert plan["train_gpus"] + plan["infer_gpus"] == 2
+
+    # Each rlpilot below is a new process: the run and its record outlive the one that launched it.
+    launched = rlpilot("train", "launch", "rl.toml", "--target", "local", "--yes", "--json", cwd=workspace, env=env)
+    assert launched.returncode == 0, launched.stderr
+    run = json.loads(launched.stdout)["run"]
+    use_env(monkeypatch, env)
+    record = records.load(workspace, run)
+    assert record is not None and record.target == "local"
+    deadline = time.monotonic() + 60
+    while train_status(RunInput(run=run), Context(workspace=workspace)).metrics.steps < 3:
+        assert time.monotonic() < deadline, (records.run_dir(workspace, run) / "output.log").read_text()
+        time.sleep(0.2)
+
+    status = rlpilot("train", "status", run, "--json", cwd=workspace, env=env)
+    state = json.loads(status.stdout)
+    assert state["status"] == "running" and state["running"] and state["metrics"]["last_step"] >= 3
+    assert 0 < state["metrics"]["latest"]["reward_mean"] <= 1
+    logs = json.loads(rlpilot("train", "logs", run, "--json", cwd=workspace, env=env).stdout)
+    assert any(line.startswith("Step ") for line in logs["lines"])
+    trainer = json.loads(rlpilot("train", "logs", run, "--component", "trainer", "--json", cwd=workspace,
+                                 env=env).stdout)
+    assert trainer["lines"] and "Loss" in trainer["lines"][-1]
+    helper = int(next(records.run_dir(workspace, run).glob("outputs/**/helper.pid")).read_text())
+
+    stopped = rlpilot("train", "stop", run, "--json", cwd=workspace, env=env)
+    assert stopped.returncode == 0, stopped.stderr
+    assert json.loads(stopped.stdout) == {"run": run, "target": "local", "status": "stopped", "still_running": []}
+    assert local.group_members(record.pid) == []
+    assert not Path(f"/proc/{helper}").exists() or "Z" in Path(f"/proc/{helper}/stat").read_text().split()[2]
+    assert "Received SIGTERM" in (records.run_dir(workspace, run) / "output.log").read_text()
+    after = json.loads(rlpilot("train", "status", run, "--json", cwd=workspace, env=env).stdout)
+    assert after["status"] == "stopped" and not after["running"]
+
+
+def test_a_finished_run_reports_its_exit(machine, shared_fixtures, monkeypatch):
+    workspace, _, environment = machine
+    config = _config(workspace, shared_fixtures, CURRENT, 3)
+    use_env(monkeypatch, environment(gpus=2, STANDIN_STEP_SECONDS="0.01"))
+    result = train_launch(LaunchInput(config=config, target="local", yes=True), Context(workspace=workspace))
+    assert result.launched, result.render()
+    deadline = time.monotonic() + 60
+    while (status := train_status(RunInput(run=result.run), Context(workspace=workspace))).running:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert status.status == "finished" and status.details["exit"]["returncode"] == 0
+    assert status.metrics.last_step == 3
+    assert os.environ["RLPILOT_HOME"] in status.details["log"]
