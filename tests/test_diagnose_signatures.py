@@ -92,7 +92,7 @@ def test_healthy_noisy_runs_are_only_healthy(tmp_path, fmt, seed):
 
 
 def test_flat_but_climbing_reward_is_learning(tmp_path):
-    climbing = make_run(reward_mean=lambda s, rng: max(0.0, 0.0003 * s + rng.gauss(0, 0.003)))
+    climbing = make_run(reward_mean=lambda s, rng: max(0.0, 0.001 * (s - 150) + rng.gauss(0, 0.003)))
     assert "flat-reward" not in codes_of(tmp_path, "metrics-jsonl", climbing)
 
 
@@ -223,3 +223,9 @@ def test_a_log_that_died_of_oom_before_its_first_step(tmp_path):
     assert result.steps == 0 and result.first_step is None
     assert [(f.code, f.steps) for f in result.findings] == [("oom", None)]
     assert "0 steps" in result.render()
+
+
+def test_a_long_run_learning_slowly_but_steadily_is_healthy(tmp_path):
+    assert codes_of(tmp_path, "metrics-jsonl", make_run(1000)) == ["healthy"]
+    plateau = make_run(1000, reward_mean=lambda s, rng: min(0.6, 0.15 + 0.001 * s) + rng.gauss(0, 0.04))
+    assert "slow-learning" in codes_of(tmp_path, "metrics-jsonl", plateau)

@@ -22,6 +22,10 @@ RECENT = 50  # "recent" = the last 50 reported values, or the whole run when sho
 MIN_LEVEL_POINTS = 5  # fewer values than this say nothing about a level
 MIN_TREND_POINTS = 20  # slopes and spreads need W >= 20 (rl-stability.md 5.2)
 SLOPE_Z = 2.0  # a slope within 2 standard errors of zero is "not distinguishable from zero"
+# Refined: slow-learning's slope is taken over the last quarter of the run (50 to 200 values). On a
+# long run, 50 steps of steady but slow progress (0.03 of reward) are not distinguishable from noise.
+SLOW_RUN_SHARE = 4
+SLOW_MAX_WINDOW = 200
 
 FLAT_REWARD = 0.05  # S1, rewards on a 0-1 scale
 SATURATED_REWARD = 0.95  # S2; AReaL keeps prompts with success in [0.05, 0.95]
@@ -31,6 +35,7 @@ UNSTABLE_SPREAD = 0.1  # S4: spread around the trend (derived; about 2x the nois
 ENTROPY_BASELINE_STEPS = 10  # S5/S6: entropy is judged against its own start, not in absolute terms
 ENTROPY_COLLAPSE = 0.2
 ENTROPY_EXPLOSION = 2.0
+ENTROPY_RISE = 0.1  # refined: "rising" = a significant slope that adds 10% over the window, not noise
 TRUNCATION = 0.10  # S7: verl "truncating too much"; AReaL acts at 0.05
 MISMATCH_BUG = 1.0  # S11: a misalignment bug is orders of magnitude off from the first steps
 MISMATCH_BUG_STEPS = 5
@@ -114,10 +119,11 @@ def check_flat(view: View) -> Hit | None:
     level = stats.mean(values)
     if level > FLAT_REWARD:
         return None
-    # Refined: a reward still small but climbing significantly is learning, not flat.
+    # Refined: a reward still small but climbing (significantly, and by half the threshold over
+    # the window) is learning, not flat.
     if len(values) >= MIN_TREND_POINTS:
         b, z = _trend(steps, values)
-        if z > SLOPE_Z:
+        if z > SLOPE_Z and b * (steps[-1] - steps[0]) >= FLAT_REWARD / 2:
             return None
     return Hit(_span(steps), {"recent_mean_reward": level, "threshold": FLAT_REWARD},
                f"mean reward {level:.3f} over the last {len(values)} steps")
@@ -153,13 +159,14 @@ def check_unstable(view: View) -> Hit | None:
 
 
 def check_slow(view: View) -> Hit | None:
-    recent = view.recent("reward_mean", MIN_TREND_POINTS)
-    if recent is None:
+    found = view.series("reward_mean", MIN_TREND_POINTS)
+    if found is None:
         return None
-    steps, values = recent
-    level = stats.mean(values)
+    level = stats.mean(found.values[-RECENT:])
     if not FLAT_REWARD < level < SATURATED_REWARD:
         return None
+    steps, values = found.recent(min(max(RECENT, len(found) // SLOW_RUN_SHARE), SLOW_MAX_WINDOW))
+    steps, values = list(steps), list(values)
     b, z = _trend(steps, values)
     if abs(z) >= SLOPE_Z:
         return None
@@ -173,6 +180,7 @@ def check_slow(view: View) -> Hit | None:
     evidence = {"recent_mean_reward": level, "slope_per_step": b, "slope_z": z}
     if share is not None:
         evidence["recent_trainable_share"] = share
+    evidence["slope_window"] = len(values)
     return Hit(_span(steps), evidence,
                f"reward {level:.3f} and not moving over the last {len(values)} steps (slope {b:+.2e}/step, z={z:.1f})")
 
@@ -204,7 +212,7 @@ def check_entropy_explosion(view: View) -> Hit | None:
         return None
     steps, values, baseline, ratio = found
     b, z = _trend(steps, values)
-    if z <= SLOPE_Z:
+    if z <= SLOPE_Z or b * (steps[-1] - steps[0]) < ENTROPY_RISE * stats.mean(values):
         return None
     return Hit(_span(steps), {"baseline_entropy": baseline, "recent_entropy": stats.mean(values), "ratio": ratio,
                               "slope_per_step": b, "threshold": ENTROPY_EXPLOSION},
@@ -421,7 +429,7 @@ SIGNATURES: tuple[Signature, ...] = (
                "an advantage bug (wrong group ids), reward noise"),
               (FILTER,
                Change("learning_rate", "raise it (double)", "verifiers: raise LR for more aggressive training", 2)),
-              ("reward slope over the last 50 steps significantly above zero",)),
+              ("reward slope significantly above zero over the last quarter of the run (50-200 steps)",)),
     Signature("entropy-collapse", "warning", check_entropy_collapse,
               ("symmetric clipping with too small an upper epsilon", "rollout temperature below 1",
                "many optimizer updates per rollout batch"),
