@@ -51,6 +51,14 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Smoke-eval an environment with a model (local vf-eval, or hosted), then summarize its rewards.",
     ),
     ToolEntry(
+        "env_check",
+        ("env", "check"),
+        "tools.envcheck:env_check",
+        Effect.READ,
+        "Check an environment's quality before spending a model: gold/no-op validation, keyword-heuristic "
+        "rewards, background services.",
+    ),
+    ToolEntry(
         "eval_summarize",
         ("eval", "summarize"),
         "tools.evals.summarize:eval_summarize",

@@ -1,0 +1,360 @@
+"""`rlpilot env check`: the playbook's environment-quality rules, before any model is spent.
+
+- Gold answers must score and untouched (no-op) tasks must not: verifiers 0.4's model-free
+  `vf-validate`, run on this machine (`--runtime.type subprocess`; its default is a Prime sandbox).
+- Rewards must be deterministic checks or judges, not keyword heuristics: reward functions are
+  read (never imported) and substring or keyword matching in them is reported.
+- Environments must be self-contained after install: code that needs a service the user must
+  run (a database, a local server) is reported.
+Each finding names its file and line.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import time
+import tomllib
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from tools import process
+from tools.contract import Arg, BadInput, Context, ToolResult
+from tools.workspace import rlpilot_home, search_path, workspace_interpreter
+
+Severity = Literal["error", "warning", "info"]
+
+# Client libraries of services someone has to run next to the environment.
+SERVICE_MODULES = {"redis", "psycopg", "psycopg2", "pymongo", "pymysql", "mysql", "elasticsearch", "qdrant_client",
+                   "weaviate", "pika", "kafka", "sqlalchemy", "chromadb", "pinecone", "milvus", "pymilvus"}
+_SERVICE_URL = re.compile(r"(?i)\b(?:(?:redis|postgres(?:ql)?|mysql|mongodb|amqp|kafka)://|"
+                          r"https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0)(?::\d+)?)")
+_SERVICE_VARIABLE = re.compile(r"(?i)_(URL|URI|HOST|PORT|ENDPOINT|DSN)$")
+_TEXT_METHODS = {"find", "rfind", "index", "rindex", "count", "startswith", "endswith"}
+_REGEX_CALLS = {"search", "match", "fullmatch", "findall", "finditer"}
+_REWARD_DECORATORS = {"reward"}
+_MAX_PER_CODE = 5
+VALIDATE_TIMEOUT = 600
+
+
+class EnvCheckInput(BaseModel):
+    env: Annotated[str, Arg(positional=True),
+                   Field(description="The environment: a local name (environments/<name>), its folder, or an "
+                                     "installed package name.")]
+    num_examples: Annotated[int, Arg(short="-n"), Field(ge=1, description="Tasks vf-validate checks.")] = 20
+
+
+class Finding(BaseModel):
+    code: str
+    severity: Severity
+    message: str
+    file: str | None = None
+    line: int | None = None
+    fix: str
+
+
+class Validation(BaseModel):
+    tasks: int
+    valid: int
+    gold_failed: int
+    noop_passed: int
+    unchecked: int
+    errored: int
+    results: str
+
+
+class EnvCheckResult(ToolResult):
+    env: str
+    source: str | None
+    taskset_id: str
+    validation: Validation | None
+    findings: list[Finding]
+
+    def render(self) -> str:
+        lines = [f"env        {self.taskset_id}  ({self.source or 'source not found'})"]
+        if self.validation:
+            v = self.validation
+            lines.append(f"validate   {v.valid}/{v.tasks} valid; gold failed {v.gold_failed}, no-op passed "
+                         f"{v.noop_passed}, unchecked {v.unchecked}, errored {v.errored}  ({v.results})")
+        if not self.findings:
+            lines.append("no findings")
+        for f in self.findings:
+            where = f"{f.file}:{f.line}: " if f.file and f.line else f"{f.file}: " if f.file else ""
+            lines += [f"{f.severity:<8} {where}{f.message} ({f.code})", f"         fix: {f.fix}"]
+        return "\n".join(lines)
+
+    def exit_code(self) -> int:
+        return 1 if any(f.severity == "error" for f in self.findings) else 0
+
+
+def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
+    environ = dict(os.environ)
+    interpreter = workspace_interpreter(ctx.workspace, environ)
+    environ["PATH"] = search_path(interpreter, environ)
+    source = _find_source(args.env, ctx.workspace, interpreter.python, environ)
+    taskset_id = _taskset_id(args.env, source)
+    findings: list[Finding] = []
+    if source:
+        for path in sorted(source.rglob("*.py")):
+            if not any(part.startswith(".") or part in ("tests", "outputs", "build", "dist")
+                       for part in path.relative_to(source).parts):
+                findings += scan_file(path)
+    validation = None
+    vf_validate = process.which("vf-validate", environ)
+    if not vf_validate:
+        findings.append(Finding(code="validate-unavailable", severity="warning",
+                                message="vf-validate is not installed (verifiers >= 0.4 ships it)",
+                                fix="add verifiers >= 0.4 to the workspace to check gold and no-op answers"))
+    elif not _installed(taskset_id, interpreter.python, environ):
+        findings.append(Finding(code="not-installed", severity="error", file=str(source) if source else None,
+                                message=f"{taskset_id} is not installed in the workspace's Python "
+                                        f"({interpreter.python}), so its answers cannot be validated",
+                                fix=f"install it: `uv pip install --python {interpreter.python} -e {source}`"
+                                if source else f"`prime env install OWNER/{taskset_id}`"))
+    else:
+        validation, checks = _validate(vf_validate, taskset_id, args.num_examples, ctx, environ)
+        findings += checks
+    if source is None:
+        findings.append(Finding(code="source-not-found", severity="warning",
+                                message=f"no source found for {args.env}: reward functions were not read",
+                                fix="pass the environment's folder, e.g. environments/my_env"))
+    return EnvCheckResult(env=args.env, source=str(source) if source else None, taskset_id=taskset_id,
+                          validation=validation, findings=findings)
+
+
+def _find_source(env: str, workspace: Path, python: Path, environ: dict[str, str]) -> Path | None:
+    as_path = Path(env) if Path(env).is_absolute() else workspace / env
+    if "/" in env or as_path.is_dir() and (as_path / "pyproject.toml").is_file():
+        if not as_path.is_dir():
+            raise BadInput("env-not-found", f"{as_path} is not a folder",
+                           "pass an environment folder, or a local environment name")
+        return as_path
+    local = workspace / "environments" / env.replace("-", "_")
+    if local.is_dir():
+        return local
+    probe = process.run([python, "-c", "import importlib.util, sys; s = importlib.util.find_spec(sys.argv[1]); "
+                         "print(s.origin if s and s.origin else '')", env.replace("-", "_")], env=environ, timeout=60)
+    origin = probe.stdout_tail[-1] if probe.ok and probe.stdout_tail else ""
+    if not origin:
+        raise BadInput("env-not-found", f"no environment {env!r}: not in {workspace / 'environments'} and not "
+                       f"installed in {python}", "pass its folder, or install it with `rlpilot env install`")
+    return Path(origin).parent if Path(origin).name == "__init__.py" else Path(origin)
+
+
+def _taskset_id(env: str, source: Path | None) -> str:
+    if source and (source / "pyproject.toml").is_file():
+        try:
+            name = tomllib.loads((source / "pyproject.toml").read_text()).get("project", {}).get("name")
+        except tomllib.TOMLDecodeError:
+            name = None
+        if name:
+            return str(name)
+    return Path(env).name.replace("_", "-") if source else env
+
+
+def _installed(taskset_id: str, python: Path, environ: dict[str, str]) -> bool:
+    probe = process.run([python, "-c", "import importlib.util, sys; print(importlib.util.find_spec(sys.argv[1]) "
+                         "is not None)", taskset_id.replace("-", "_")], env=environ, timeout=60)
+    return probe.ok and probe.stdout_tail[-1:] == ["True"]
+
+
+def _validate(vf_validate: str, taskset_id: str, limit: int, ctx: Context,
+              environ: dict[str, str]) -> tuple[Validation | None, list[Finding]]:
+    folder = rlpilot_home(ctx.workspace, environ) / "validate"
+    name = f"{taskset_id}--validate--{time.strftime('%Y%m%d-%H%M%S')}"
+    argv = [vf_validate, taskset_id, "--runtime.type", "subprocess", "-n", str(limit), "--no-rich",
+            "--output-dir", str(folder), "--run.name", name]
+    ctx.emit({"type": "log", "line": "running " + " ".join(argv)})
+
+    def log(stream: str, line: str) -> None:
+        if stream == "stderr":  # stdout repeats summary.json, which the result already holds
+            ctx.emit({"type": "log", "line": line})
+
+    outcome = process.run(argv, cwd=ctx.workspace, env=environ, timeout=VALIDATE_TIMEOUT, on_line=log)
+    results = folder / name / "results.jsonl"
+    if not outcome.ok or not results.is_file():
+        return None, [Finding(code="validate-error", severity="error",
+                              message=f"vf-validate failed (exit {outcome.returncode}): {outcome.last_lines(3)}",
+                              fix="fix what it says; `vf-validate ID --runtime.type subprocess -n 2` reproduces it")]
+    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    return _judge_validation(rows, results)
+
+
+def _judge_validation(rows: list[dict], results: Path) -> tuple[Validation, list[Finding]]:
+    def check(row: dict, name: str) -> dict:
+        return row.get(name) if isinstance(row.get(name), dict) else {}
+
+    gold_failed = [r for r in rows if check(r, "gold").get("reason") == "invalid"]
+    noop_passed = [r for r in rows if check(r, "noop").get("reason") == "invalid"]
+    unchecked = [r for r in rows if check(r, "gold").get("reason") == "unchecked"]
+    errored = [r for r in rows if r.get("reason") in ("error", "timeout")]
+    validation = Validation(tasks=len(rows), valid=sum(r.get("valid") is True for r in rows),
+                            gold_failed=len(gold_failed), noop_passed=len(noop_passed), unchecked=len(unchecked),
+                            errored=len(errored), results=str(results))
+
+    def tasks(group: list[dict]) -> str:
+        shown = ", ".join(str(r.get("index")) for r in group[:_MAX_PER_CODE])
+        return f"task idx {shown}" + (f" and {len(group) - _MAX_PER_CODE} more" if len(group) > _MAX_PER_CODE else "")
+
+    findings = []
+    if gold_failed:
+        findings.append(Finding(code="gold-fails", severity="error", file=str(results),
+                                message=f"{len(gold_failed)} of {len(rows)} gold answers do not pass "
+                                        f"({tasks(gold_failed)})",
+                                fix="fix the verifier or the answers: a gold answer that fails looks like a task "
+                                    "too hard to learn"))
+    if noop_passed:
+        rewards = sorted({check(r, "noop").get("reward") for r in noop_passed}, key=str)
+        findings.append(Finding(code="noop-passes", severity="error", file=str(results),
+                                message=f"{len(noop_passed)} untouched tasks already pass (reward {rewards}; "
+                                        f"{tasks(noop_passed)})",
+                                fix="make the reward depend on the model's answer"))
+    if errored:
+        findings.append(Finding(code="validate-error", severity="error", file=str(results),
+                                message=f"{len(errored)} tasks errored in validation ({tasks(errored)}): "
+                                        f"{errored[0].get('error')}",
+                                fix="fix the task's setup or scoring error"))
+    if unchecked:
+        findings.append(Finding(code="no-gold-check", severity="warning", file=str(results),
+                                message=f"{len(unchecked)} tasks have no model-free gold check ({tasks(unchecked)})",
+                                fix="implement Task.validate() to score the reference answer"))
+    return validation, findings
+
+
+def scan_file(path: Path) -> list[Finding]:
+    """Keyword-heuristic rewards and background services in one source file."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        tree = ast.parse(text, filename=str(path))
+    except SyntaxError as error:
+        return [Finding(code="syntax-error", severity="error", file=str(path), line=error.lineno,
+                        message=f"does not parse: {error.msg}", fix="fix the syntax error")]
+    return _heuristic_findings(tree, path) + _service_findings(tree, path)
+
+
+def _reward_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """`@vf.reward` methods (0.4), functions handed to a v0 `Rubric(funcs=[...])`, and what they call."""
+    functions = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    rewards = {f.name for f in functions.values() if any(_decorator_name(d) in _REWARD_DECORATORS
+                                                          for d in f.decorator_list)}
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        if _call_name(call) in ("Rubric", "add_reward_func"):
+            for node in [*call.args, *(k.value for k in call.keywords if k.arg in ("funcs", "func"))]:
+                rewards |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & set(functions)
+    # One level of helpers: the check often lives in a function the reward calls.
+    helpers = {_call_name(c) for name in rewards for c in ast.walk(functions[name]) if isinstance(c, ast.Call)}
+    return [functions[name] for name in sorted(rewards | (helpers & set(functions)))]
+
+
+def _heuristic_findings(tree: ast.Module, path: Path) -> list[Finding]:
+    keyword_lists = _keyword_lists(tree)
+    findings = []
+    for function in _reward_functions(tree):
+        loops = [c for c in ast.walk(function)
+                 if isinstance(c, ast.comprehension | ast.For) and _is_keywords(c.iter, keyword_lists)]
+        loop_names = {t.id for loop in loops for t in ast.walk(loop.target) if isinstance(t, ast.Name)}
+        for node in ast.walk(function):
+            how = _keyword_match(node, loop_names)
+            if how:
+                findings.append(Finding(
+                    code="keyword-heuristic", severity="warning", file=str(path), line=node.lineno,
+                    message=f"reward `{function.name}` {how}: `{ast.unparse(node)[:80]}`",
+                    fix="score with a deterministic check (parse and compare the answer) or an LLM judge; keep a "
+                        "keyword heuristic only as an approved last resort"))
+    return findings
+
+
+def _keyword_match(node: ast.AST, loop_names: set[str]) -> str | None:
+    if isinstance(node, ast.Compare) and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
+        left = node.left
+        if _is_word(left):
+            return "matches a substring"
+        if isinstance(left, ast.Name) and left.id in loop_names:
+            return "matches a list of keywords"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+        method, first = node.func.attr, node.args[0]
+        if method in _TEXT_METHODS and _is_word(first) and not _is_regex_module(node.func.value):
+            return f"looks for a substring with .{method}()"
+        if method in _REGEX_CALLS and _is_regex_module(node.func.value) and _is_word(first, plain=True):
+            return "matches literal words with a regex"
+    return None
+
+
+def _is_word(node: ast.AST, plain: bool = False) -> bool:
+    """A string literal with letters in it: `"\\n"` splits text, `"correct"` matches a keyword.
+
+    A markup tag (`"<answer>"`) checks the reply's format, not its content, so it is no keyword.
+    """
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return False
+    value = node.value.strip()
+    if value.startswith("<") and value.endswith(">"):
+        return False
+    if plain and re.search(r"[\\^$.*+?()\[\]{}|]", value):
+        return False
+    return sum(ch.isalpha() for ch in value) >= 2
+
+
+def _keyword_lists(tree: ast.Module) -> set[str]:
+    return {t.id for n in tree.body if isinstance(n, ast.Assign) and _is_keywords(n.value, set())
+            for t in n.targets if isinstance(t, ast.Name)}
+
+
+def _is_keywords(node: ast.AST, names: set[str]) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in names
+    return isinstance(node, ast.List | ast.Tuple | ast.Set) and bool(node.elts) and all(_is_word(e) for e in node.elts)
+
+
+def _is_regex_module(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id in ("re", "regex")
+
+
+def _service_findings(tree: ast.Module, path: Path) -> list[Finding]:
+    findings = []
+
+    def add(node: ast.AST, what: str) -> None:
+        findings.append(Finding(code="background-service", severity="warning", file=str(path), line=node.lineno,
+                                message=f"needs a service the user must run: {what}",
+                                fix="keep the environment self-contained after install (an in-process or bundled "
+                                    "resource), or start and stop the service inside the task's setup"))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for name in names:
+                if name.split(".")[0] in SERVICE_MODULES:
+                    add(node, f"imports `{name}`, a client of a separately run service")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _SERVICE_URL.search(node.value):
+            add(node, f"connects to `{_SERVICE_URL.search(node.value).group(0)}`")
+        elif isinstance(node, ast.Call) and _call_name(node) in ("getenv", "get") and node.args \
+                and _is_env_read(node) and isinstance(node.args[0], ast.Constant) \
+                and _SERVICE_VARIABLE.search(str(node.args[0].value)):
+            add(node, f"reads the service address from ${node.args[0].value}")
+        elif isinstance(node, ast.Subscript) and _is_environ(node.value) and isinstance(node.slice, ast.Constant) \
+                and _SERVICE_VARIABLE.search(str(node.slice.value)):
+            add(node, f"reads the service address from ${node.slice.value}")
+    return findings
+
+
+def _is_env_read(call: ast.Call) -> bool:
+    func = call.func
+    return isinstance(func, ast.Attribute) and (func.attr == "getenv" or _is_environ(func.value))
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "environ" or isinstance(node, ast.Name) \
+        and node.id == "environ"
+
+
+def _decorator_name(node: ast.AST) -> str:
+    target = node.func if isinstance(node, ast.Call) else node
+    return target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+
+
+def _call_name(call: ast.Call) -> str:
+    return _decorator_name(call)
