@@ -64,7 +64,7 @@ class Chat:
         elif kind == "tool_call":
             print(f"  > {event['name']} {json.dumps(event['arguments'])}")
         elif kind == "tool_result":
-            print(_indent(event.get("text") or _failure_text(event)))
+            print(_indent(event.get("text") or failure_text(event)))
         elif kind == "progress":
             print(f"  {event.get('label', 'progress')}: {event.get('done')}/{event.get('total') or '?'}")
         elif kind in ("error", "notice"):
@@ -183,7 +183,7 @@ def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
 
 
-def _failure_text(event: dict[str, Any]) -> str:
+def failure_text(event: dict[str, Any]) -> str:
     if event.get("declined"):
         return f"declined: {event['message']}"
     error = event.get("error") or {}

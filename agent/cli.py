@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("agent.chat:main", "Chat with rlpilot (offline: slash commands over the same tools)."),
     "sessions": ("agent.chat:sessions_main", "List chat sessions; resume one with `rlpilot chat --session ID`."),
     "mcp": ("agent.surfaces.mcp_server:main", "Serve the tools to an IDE assistant over MCP (stdio)."),
+    "acp": ("agent.surfaces.acp_agent:main", "Run as an Agent Client Protocol agent on stdio (Zed and other editors)."),
 }
 
 
