@@ -1,0 +1,76 @@
+"""Summarizing a 100,000-rollout traces.jsonl, as a ratio to merely parsing its lines with the json module.
+
+The file is written to a temporary directory from the episode shape verifiers 0.4 writes (the
+test helper's trimmed copy of a real vf-eval line, padded with a realistic message graph); both
+timings come from this one run, on this machine. Target: at most 1.5x.
+
+    uv run python bench/bench_eval_summarize.py [--rollouts N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from eval_support import episode  # noqa: E402
+
+from tools.contract import Context  # noqa: E402
+from tools.evals.summarize import SummarizeInput, eval_summarize  # noqa: E402
+
+TARGET = 1.5
+GROUP = 8
+
+
+def write_run(folder: Path, rollouts: int) -> Path:
+    rng = random.Random(0)
+    path = folder / "traces.jsonl"
+    with path.open("w") as handle:
+        for i in range(rollouts):
+            record = episode(i // GROUP, float(rng.random() < 0.4), reply="The answer is 42. " * 20)
+            # The per-node token fields vf-eval records (empty for API models, filled for vLLM ones).
+            for node in record["traces"][0]["nodes"]:
+                node.update(timestamp=1796114491.1 + i, token_ids=list(range(30)), mask=[1] * 30,
+                            logprobs=[-0.25] * 30)
+            handle.write(json.dumps(record) + "\n")
+    return path
+
+
+def parse_only(path: Path) -> float:
+    started = time.perf_counter()
+    with path.open("rb") as handle:
+        for line in handle:
+            json.loads(line)
+    return time.perf_counter() - started
+
+
+def summarize(path: Path) -> float:
+    started = time.perf_counter()
+    eval_summarize(SummarizeInput(path=path), Context(workspace=path.parent))
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rollouts", type=int, default=100_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_run(Path(tmp), args.rollouts)
+        size = path.stat().st_size / 1e6
+        parse_only(path)  # warm the page cache so neither timing pays for the disk
+        # Best of three each, interleaved, so a noisy neighbour hits both alike.
+        rounds = [(parse_only(path), summarize(path)) for _ in range(3)]
+        parse, summary = min(p for p, _ in rounds), min(s for _, s in rounds)
+    ratio = summary / parse
+    print(f"{args.rollouts} rollouts, {size:.0f} MB: json parse {parse:.2f} s, summarize {summary:.2f} s, "
+          f"ratio {ratio:.2f}x (target <= {TARGET}x): {'ok' if ratio <= TARGET else 'OVER TARGET'}")
+
+
+if __name__ == "__main__":
+    main()
