@@ -90,6 +90,8 @@ SECTIONS: dict[Dialect, dict[str, frozenset[str]]] = {
                               "max_inflight_rollouts pre_batch_filters post_batch_filters"),
         "orchestrator.train": _keys("env sampling max_retries"),
         "orchestrator.train.sampling": _keys("temperature max_completion_tokens max_tokens extra_body"),
+        "orchestrator.eval": _keys("env sampling num_examples group_size rollouts_per_example max_retries interval "
+                                   "skip_first_step"),
         "deployment": _DEPLOYMENT,
     },
     CURRENT: {
@@ -100,6 +102,7 @@ SECTIONS: dict[Dialect, dict[str, frozenset[str]]] = {
                               "pre_batch_filters post_batch_filters"),
         "orchestrator.train": _keys("source sampling filter_zero_advantages max_retries"),
         "orchestrator.train.sampling": _keys("temperature max_completion_tokens extra_body"),
+        "orchestrator.eval": _keys("source sampling num_examples group_size max_retries interval skip_first_step"),
         "orchestrator.concurrency": _keys("initial_inflight min_inflight max_inflight tasks_per_minute"),
         "monitors": _keys("wandb file prime"),
         "deployment": _DEPLOYMENT,
@@ -247,6 +250,27 @@ CHANGES: tuple[Change, ...] = (
            "environments are `[[orchestrator.train.source]]` in prime-rl configs", convert="lab"),
     Change("wandb", "monitors.wandb", LAB, CURRENT, "W&B is `[monitors.wandb]` in prime-rl configs",
            convert="lab"),
+    Change("loss", None, LAB, CURRENT, "prime-rl configs have no loss switch; `loss = \"rl\"` is what they do",
+           hint="for SFT or distillation use prime-rl's SFT config (`prime train --sft`)", convert="lab"),
+    Change("teacher", None, LAB, CURRENT, "the lab-era teacher (sft/opd losses) has no prime-rl RL successor",
+           hint="distill with an SFT run first, then train with RL", convert="lab"),
+    Change("checkpoint_id", None, LAB, CURRENT, "runs no longer start from a lab checkpoint id",
+           hint="continue a hosted run with `prime train CONFIG --resume-from RUN_ID`", convert="lab"),
+    Change("checkpoints", None, LAB, CURRENT, "checkpointing is prime-rl's `[ckpt]` table",
+           hint="add `[ckpt]` (at the end) or `[ckpt] interval = N`", convert="lab"),
+    Change("eval", None, LAB, CURRENT, "evals are `[orchestrator.eval]` with `[[orchestrator.eval.source]]` entries",
+           hint="add `[orchestrator.eval] interval = N` and one `[[orchestrator.eval.source]]` per eval environment",
+           convert="lab"),
+    Change("val", None, LAB, CURRENT, "there is no separate validation block in prime-rl configs",
+           hint="use an `[[orchestrator.eval.source]]` on held-out data", convert="lab"),
+    Change("pre_batch_filters", None, LAB, CURRENT, "rollout filters became curricula", hint=_ZERO_ADV_HINT,
+           convert="lab"),
+    Change("post_batch_filters", None, LAB, CURRENT, "rollout filters became curricula", hint=_ZERO_ADV_HINT,
+           convert="lab"),
+    Change("adapters", None, LAB, CURRENT, "shared-LoRA adapters are gone with shared LoRA training",
+           hint="a prime-rl run saves DCP checkpoints under `[ckpt]`", convert="lab"),
+    Change("tailscale", None, LAB, CURRENT, "the lab-era tailscale block has no successor in prime-rl configs",
+           hint="remove it", convert="lab"),
     Change("lora_alpha", None, LAB, CURRENT,
            "Hosted Training runs every job as a dedicated full fine-tune now; there is no shared LoRA",
            hint="for LoRA with your own prime-rl, set `[trainer.model.lora] rank` and `alpha`", convert="lab"),
@@ -327,33 +351,3 @@ def type_ok(expected: str, value: object) -> bool:
     if expected == BOOL:
         return isinstance(value, bool)
     return isinstance(value, str)
-
-
-def changes_from(origin: Dialect) -> list[Change]:
-    return [c for c in CHANGES if c.origin == origin]
-
-
-def change_for(path: str, dialect: Dialect, origins: set[Dialect]) -> Change | None:
-    """The change that explains why `path` (an older spelling) is not valid in `dialect`."""
-    for change in CHANGES:
-        if change.old == path and change.origin in origins and change.target == dialect:
-            return change
-    for change in CHANGES:
-        if change.old == path and change.origin in origins and RANK[change.target] <= RANK[dialect]:
-            return change
-    return None
-
-
-def successor(path: str, dialect: Dialect, origin: Dialect) -> str | None:
-    """Follow `path` through every rename from `origin` up to `dialect`: its name there."""
-    current = path
-    for change in CHANGES:
-        if change.origin == origin and RANK[change.target] > RANK[origin] or change.origin == change.target:
-            pass
-    for change in CHANGES:
-        applies = change.old == current or current.startswith(change.old + ".")
-        if applies and RANK[origin] <= RANK[change.origin] and RANK[change.target] <= RANK[dialect]:
-            if change.new is None:
-                return None
-            current = change.new + current[len(change.old):]
-    return current

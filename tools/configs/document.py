@@ -197,8 +197,12 @@ def _unquote(key: str) -> str:
 # --- editing the tomlkit document -------------------------------------------------------------
 
 
-def container_of(doc: TOMLDocument, parts: list[str | int], create: bool = False) -> Any | None:
-    """The table or array entry holding the last part of `parts`; None when it does not exist."""
+def container_of(doc: TOMLDocument, parts: list[str | int], create: bool = False,
+                 for_table: bool = False) -> Any | None:
+    """The table or array entry holding the last part of `parts`; None when it does not exist.
+
+    With `create`, missing tables on the way are made; `for_table` says the last part will be a
+    table itself, so its parent needs no header of its own."""
     node: Any = doc
     for index, part in enumerate(parts[:-1]):
         if isinstance(part, int):
@@ -210,8 +214,8 @@ def container_of(doc: TOMLDocument, parts: list[str | int], create: bool = False
             if not create:
                 return None
             # A table created only to hold a sub-table stays implicit, so no empty header appears.
-            holds_table = index + 1 < len(parts) - 1
-            node.append(part, tomlkit.table(is_super_table=holds_table))
+            holds_table = index + 1 < len(parts) - 1 or for_table
+            node[part] = tomlkit.table(is_super_table=holds_table)
         node = node[part]
         if not isinstance(node, dict | AoT | list):
             return None
@@ -248,13 +252,21 @@ def set_item(doc: TOMLDocument, parts: list[str | int], value: Any) -> None:
 def delete_item(doc: TOMLDocument, parts: list[str | int]) -> None:
     parent = container_of(doc, parts)
     if isinstance(parent, dict) and parts[-1] in parent:
-        parent.remove(parts[-1]) if isinstance(parent, Table | Container) else parent.pop(parts[-1])
+        del parent[parts[-1]]
 
 
 def rename_in_place(parent: Table | Container, old: str, new: str) -> None:
     """Rename a key where it stands, keeping its position, value and comment."""
     body = parent.value if isinstance(parent, Table) else parent
-    body._replace(old, new, parent[old])
+    item = body.item(old)
+    body._replace(old, new, item)
+    # tomlkit 0.13-0.15 leave the dict views stale after a rename of a plain value: the container
+    # and a Table around it each mirror the keys as a dict of their own.
+    if new not in dict.keys(body):
+        dict.__setitem__(body, new, item.value)
+    if isinstance(parent, Table):
+        dict.pop(parent, old, None)
+        dict.__setitem__(parent, new, item)
 
 
 def dumps(doc: TOMLDocument) -> str:
@@ -277,10 +289,10 @@ def display_path(parts: list[str | int]) -> str:
 def splice(text: str, parts: list[str | int], value: Any) -> str | None:
     """`text` with the key at `parts` set to `value`, touching only that key's lines (or adding
     one line, or one table at the end); None when the key's place is not written out plainly."""
-    if isinstance(value, dict) or isinstance(parts[-1], int):
+    if isinstance(parts[-1], int) or (isinstance(value, list) and any(isinstance(v, dict) for v in value)):
         return None
     display = display_path(parts)
-    rendered = tomlkit.item(value).as_string()
+    rendered = _inline(value).as_string() if isinstance(value, dict) else tomlkit.item(value).as_string()
     lines = text.splitlines(keepends=True)
     scanned = list(scan(text))
     hit = next((line for line in scanned if line.key == display), None)
@@ -307,6 +319,13 @@ def splice(text: str, parts: list[str | int], value: Any) -> str | None:
         lines[at - 1] += "\n"
     lines.insert(at, f"{leaf} = {rendered}\n")
     return "".join(lines)
+
+
+def _inline(value: dict[str, Any]) -> Any:
+    table = tomlkit.inline_table()
+    for key, sub in value.items():
+        table[key] = _inline(sub) if isinstance(sub, dict) else sub
+    return table
 
 
 def _is_content(line: str) -> bool:

@@ -288,19 +288,28 @@ def playbook_findings(view: View) -> list[Finding]:
     return found
 
 
+# In-flight limits that must hold at least one whole group (prime-rl's `resolve_batching`; the
+# classic per-env `max_concurrent` holds a group per env worker).
+CONCURRENCY_LIMITS = {
+    LAB: ["max_inflight_rollouts"],
+    Dialect.CLASSIC: ["orchestrator.max_concurrent", "orchestrator.max_inflight_rollouts"],
+    TRANSITION: ["orchestrator.max_inflight_rollouts"],
+    CURRENT: ["orchestrator.concurrency.max_inflight", "orchestrator.concurrency.initial_inflight",
+              "orchestrator.max_inflight_episodes"],
+}
+
+
+def concurrency_needed(view: View, key: str, group: int) -> int:
+    workers = view.get("orchestrator.workers_per_env", 1) if key == "orchestrator.max_concurrent" else 1
+    return group * workers
+
+
 def concurrency_findings(view: View, group: int) -> list[Finding]:
-    workers = view.get("orchestrator.workers_per_env", 1) if view.dialect == Dialect.CLASSIC else 1
-    limits = {
-        LAB: ["max_inflight_rollouts"],
-        Dialect.CLASSIC: ["orchestrator.max_concurrent", "orchestrator.max_inflight_rollouts"],
-        TRANSITION: ["orchestrator.max_inflight_rollouts"],
-        CURRENT: ["orchestrator.concurrency.max_inflight", "orchestrator.concurrency.initial_inflight",
-                  "orchestrator.max_inflight_episodes"],
-    }[view.dialect]
+    workers = view.get("orchestrator.workers_per_env", 1)
     found = []
-    for key in limits:
+    for key in CONCURRENCY_LIMITS[view.dialect]:
         value = view.get(key)
-        needed = group * (workers if key == "orchestrator.max_concurrent" else 1)
+        needed = concurrency_needed(view, key, group)
         if isinstance(value, int) and value < needed:
             per = f" x {workers} workers per env" if needed != group else ""
             found.append(finding("concurrency-too-low", key, f"{key} = {value} is below the group size {group}{per}: "

@@ -1,0 +1,125 @@
+"""`config tune`: the playbook's presets, caps and filtering rules, in each dialect's own keys."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from config_support import NOTHING, write
+from eval_support import write_traces
+
+from tools.configs.lint import check_config
+from tools.configs.tune import tune
+
+CURRENT = """
+[orchestrator]
+batch_size = 64
+group_size = 4
+
+[[orchestrator.train.source]]
+name = "math"
+
+[orchestrator.train.source.env.taskset]
+id = "math-env"
+"""
+
+
+def _deltas(result) -> dict[str, object]:
+    return {d.key: d.to for d in result.deltas}
+
+
+def test_presets_are_approached_at_most_doubling_each_knob(tmp_path: Path) -> None:
+    path = write(tmp_path, CURRENT)
+    quick = tune(path, "quick", installed=NOTHING)
+    assert _deltas(quick) == {"orchestrator.group_size": 8, "orchestrator.batch_size": 128}
+    assert all(d.why for d in quick.deltas)
+    complex_ = tune(path, "complex", installed=NOTHING)
+    assert _deltas(complex_) == {"orchestrator.group_size": 8, "orchestrator.batch_size": 128}
+    assert "doubled" in complex_.deltas[0].why
+    assert "unknown" in " ".join(complex_.notes)
+
+
+def test_a_group_of_one_goes_to_the_preset_and_the_batch_stays_divisible(tmp_path: Path) -> None:
+    path = write(tmp_path, CURRENT.replace("batch_size = 64", "batch_size = 100").replace("group_size = 4",
+                                                                                            "group_size = 1"))
+    deltas = _deltas(tune(path, "complex", installed=NOTHING))
+    assert deltas["orchestrator.group_size"] == 16
+    assert deltas["orchestrator.batch_size"] % 16 == 0 and deltas["orchestrator.batch_size"] <= 200
+
+
+def test_binary_rewards_turn_on_filtering_in_each_dialects_keys(tmp_path: Path) -> None:
+    current = tune(write(tmp_path, CURRENT, "current.toml"), reward="binary", installed=NOTHING)
+    assert _deltas(current)["orchestrator.train.source[0].curriculum"] == {
+        "gates": {"zero_advantage": {"type": "advantage_range"}}}
+    classic = write(tmp_path, """
+        [orchestrator]
+        batch_size = 128
+        rollouts_per_example = 8
+        oversampling_factor = 1.5
+        [[orchestrator.env]]
+        id = "gsm8k"
+        """, "classic.toml")
+    deltas = _deltas(tune(classic, reward="binary", installed=NOTHING))
+    assert deltas == {"orchestrator.buffer.online_difficulty_filtering": True, "orchestrator.oversampling_factor": 2.0}
+    transition = write(tmp_path, """
+        [orchestrator]
+        batch_size = 128
+        group_size = 8
+        [[orchestrator.train.env]]
+        id = "gsm8k"
+        """, "transition.toml")
+    assert _deltas(tune(transition, reward="binary", installed=NOTHING)) == {
+        "orchestrator.pre_batch_filters": [{"type": "zero_advantage", "enforce": True}],
+        "orchestrator.oversampling_factor": 2.0}
+
+
+def test_continuous_rewards_warn_about_filtering_and_add_none(tmp_path: Path) -> None:
+    path = write(tmp_path, """
+        [orchestrator]
+        batch_size = 128
+        rollouts_per_example = 8
+        [orchestrator.buffer]
+        online_difficulty_filtering = true
+        [[orchestrator.env]]
+        id = "gsm8k"
+        """)
+    result = tune(path, reward="continuous", installed=NOTHING)
+    assert result.deltas == []
+    assert [(f.code, f.severity) for f in result.findings] == [("filtering-needs-binary-reward", "warning")]
+
+
+def test_concurrency_is_raised_to_hold_a_group(tmp_path: Path) -> None:
+    path = write(tmp_path, CURRENT.replace("group_size = 4", "group_size = 16").replace(
+        "batch_size = 64", "batch_size = 256") + "\n[orchestrator.concurrency]\nmax_inflight = 4\n")
+    assert _deltas(tune(path, installed=NOTHING)) == {"orchestrator.concurrency.max_inflight": 16}
+
+
+def test_thresholds_come_from_the_eval_run(tmp_path: Path) -> None:
+    run = write_traces(tmp_path / "run", {i: [1.0] * 8 if i < 6 else [0.0, 1.0] * 4 for i in range(10)})
+    classic = write(tmp_path, """
+        [orchestrator]
+        batch_size = 128
+        rollouts_per_example = 8
+        [orchestrator.buffer]
+        online_difficulty_filtering = true
+        [[orchestrator.env]]
+        id = "gsm8k"
+        """)
+    result = tune(classic, eval_path=run, installed=NOTHING)
+    assert result.reward == "binary"
+    assert _deltas(result) == {"orchestrator.buffer.easy_threshold": 1.0, "orchestrator.oversampling_factor": 2.0}
+    assert "60% all-pass" in next(d.why for d in result.deltas if d.key.endswith("easy_threshold"))
+    without = tune(classic, reward="binary", installed=NOTHING)
+    assert "orchestrator.buffer.easy_threshold" not in _deltas(without)
+
+
+@pytest.mark.parametrize("reward", ["binary", None])
+def test_apply_writes_through_config_set_and_checks_clean(tmp_path: Path, reward) -> None:
+    path = write(tmp_path, CURRENT)
+    result = tune(path, "quick", reward, apply=True, workspace=tmp_path, installed=NOTHING)
+    assert result.applied and result.backup and "+group_size = 8" in result.diff
+    data = tomllib.loads(path.read_text())
+    assert data["orchestrator"]["group_size"] == 8 and data["orchestrator"]["batch_size"] == 128
+    assert check_config(path, installed=NOTHING).errors == []
+    assert tune(path, "quick", reward, installed=NOTHING).deltas == []

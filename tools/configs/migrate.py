@@ -1,0 +1,515 @@
+"""`rlpilot config migrate`: rewrite a config for another dialect, showing every change.
+
+Python API: `migrate(path, to, output=None, dry_run=False, workspace=None, installed=None) ->
+MigrateResult`.
+
+Each era boundary applies the `CHANGES` of `tools.configs.dialects` in order: renames and moves
+keep the item (so its comment and the comments inside a moved table survive), structural
+rewrites are the `_CONVERTERS` below. Going back an era inverts the renames that have an exact
+inverse. Whatever the target still rejects afterwards is taken out and listed as `manual` with
+what to use instead, so nothing disappears silently. Inside prime-rl-current the output uses
+main's spellings, unless a prime-rl v0.8.0 checkout pins the older ones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import tomlkit
+from pydantic import BaseModel, Field
+from tomlkit.items import AoT, Table
+from tomlkit.toml_document import TOMLDocument
+
+from tools.configs import dialects as schema
+from tools.configs.detect import Detection, Installed, detect_file, installed_stack
+from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, Change, Variant
+from tools.configs.document import (
+    container_of,
+    delete_item,
+    dumps,
+    get_item,
+    load,
+    parse,
+    rename_in_place,
+    split_key,
+)
+from tools.configs.edit import atomic_write, unified_diff, write_config
+from tools.configs.eras import Dialect
+from tools.configs.lint import Finding, check_data, render_finding
+from tools.contract import Arg, BadInput, Context, ToolResult
+from tools.deltas import Delta
+
+
+class MigrateInput(BaseModel):
+    path: Annotated[Path, Arg(positional=True), Field(description="The training config (TOML).")]
+    to: Annotated[Dialect, Field(description="The dialect to write.")]
+    output: Annotated[Path | None, Arg(short="-o", metavar="OUT"), Field(
+        description="Where to write the result (default: the file itself, after a backup).")] = None
+    dry_run: Annotated[bool, Field(description="Show the result without writing it.")] = False
+
+
+class Step(BaseModel):
+    """One change the migration made; `manual` ones were taken out for the user to redo."""
+
+    key: str
+    new_key: str | None = None
+    from_: Any = Field(None, alias="from")
+    to: Any = None
+    why: str
+    manual: bool = False
+    suggestion: str = ""
+
+    model_config = {"validate_by_name": True, "validate_by_alias": True, "serialize_by_alias": True}
+
+
+class MigrateResult(ToolResult):
+    path: str
+    output: str
+    source: Dialect
+    to: Dialect
+    changes: list[Step]
+    manual: list[Step] = Field(description="Keys taken out because the target has no exact successor.")
+    findings: list[Finding] = Field(description="What `config check` says about the output in the target dialect.")
+    diff: str
+    written: bool
+    backup: str | None = None
+
+    def deltas(self) -> list[Delta]:
+        return [Delta(file=self.output, key=s.new_key or s.key, from_=s.from_, to=s.to, why=s.why)
+                for s in self.changes]
+
+    def render(self) -> str:
+        lines = [self.diff.rstrip("\n") or "no change", f"{self.path}: {self.source} -> {self.to}"]
+        lines += [f"  {s.key}" + (f" -> {s.new_key}" if s.new_key and s.new_key != s.key else "") + f": {s.why}"
+                  for s in self.changes]
+        if self.manual:
+            lines.append("taken out, for you to redo:")
+            lines += [f"  {s.key}: {s.why}" + (f"\n      instead: {s.suggestion}" if s.suggestion else "")
+                      for s in self.manual]
+        lines += [render_finding(f) for f in self.findings]
+        where = self.output if self.written else f"{self.output} (dry run, not written)"
+        lines.append(f"written to {where}" + (f"; previous version saved to {self.backup}" if self.backup else ""))
+        return "\n".join(lines)
+
+
+def config_migrate(args: MigrateInput, ctx: Context) -> MigrateResult:
+    return migrate(args.path, args.to, args.output, args.dry_run, ctx.workspace, installed_stack(ctx.workspace))
+
+
+def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: bool = False,
+            workspace: Path | None = None, installed: Installed | None = None) -> MigrateResult:
+    config = load(Path(path))
+    target = Dialect(to)
+    installed = installed or installed_stack(workspace or Path.cwd())
+    source = detect_file(config.data, config.path).dialect
+    variant = installed.variant or Variant.MAIN
+    doc = parse(config.text, config.path)
+    run = _Run(doc, variant)
+    if source == CURRENT and (target != CURRENT or variant == Variant.V080):
+        for change in reversed(_changes(CURRENT, CURRENT)):  # the older eras spell it the v0.8.0 way
+            run.invert(change)
+    for origin, destination, forward in _route(source, target):
+        changes = _changes(origin, destination)
+        for change in changes if forward else reversed(changes):
+            (run.apply if forward else run.invert)(change)
+    if target == CURRENT and variant == Variant.MAIN:
+        for change in _changes(CURRENT, CURRENT):
+            run.apply(change)
+    out = Path(output) if output else config.path
+    text = tidy(dumps(doc))
+    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out).findings
+    for problem in [f for f in findings if f.code in ("unknown-key", "renamed-key", "removed-key") and f.key]:
+        run.take_out(problem)
+    text = tidy(dumps(doc))
+    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out).findings
+    backup = None
+    if not dry_run:
+        if out.exists():
+            backup = write_config(out, out.read_text() if out != config.path else config.text, text,
+                                  workspace or Path.cwd())
+        else:
+            atomic_write(out, text)
+    return MigrateResult(path=str(config.path), output=str(out), source=source, to=target,
+                         changes=[s for s in run.steps if not s.manual], manual=[s for s in run.steps if s.manual],
+                         findings=findings, diff=unified_diff(out, config.text, text), written=not dry_run,
+                         backup=str(backup) if backup else None)
+
+
+_HEADER = re.compile(r"^\s*\[\[?[^\[\]]+\]\]?\s*(#.*)?$")
+
+
+def tidy(text: str) -> str:
+    """One blank line before each table header (unless a comment leads into it), none doubled:
+    moved tables otherwise keep the spacing of where they came from."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if _HEADER.match(line) and out and out[-1].strip() and not out[-1].lstrip().startswith("#"):
+            out.append("")
+        if not line.strip() and (not out or not out[-1].strip()):
+            continue
+        out.append(line)
+    return "\n".join(out).strip("\n") + "\n"
+
+
+def _route(source: Dialect, target: Dialect) -> list[tuple[Dialect, Dialect, bool]]:
+    """The era boundaries between two dialects, as (origin, destination, forward)."""
+    if source == LAB:
+        if target not in (LAB, CURRENT):
+            raise BadInput("no-migration", f"a {LAB} config migrates only to {CURRENT} (what `prime train` takes)",
+                           f"use --to {CURRENT}")
+        return [(LAB, CURRENT, True)] if target == CURRENT else []
+    if target == LAB:
+        raise BadInput("no-migration", f"nothing migrates to {LAB}: `prime train` no longer accepts it",
+                       f"use --to {CURRENT}")
+    order = [CLASSIC, TRANSITION, CURRENT]
+    a, b = order.index(source), order.index(target)
+    if a <= b:
+        return [(order[i], order[i + 1], True) for i in range(a, b)]
+    return [(order[i - 1], order[i], False) for i in range(a, b, -1)]
+
+
+def _changes(origin: Dialect, destination: Dialect) -> list[Change]:
+    inside = origin == destination
+    return [c for c in schema.CHANGES if c.origin == origin and c.target == destination and bool(c.variant) == inside]
+
+
+class _Run:
+    def __init__(self, doc: TOMLDocument, variant: Variant):
+        self.doc = doc
+        self.variant = variant
+        self.steps: list[Step] = []
+        self.done: set[str] = set()
+
+    def record(self, key: str, why: str, new_key: str | None = None, before: Any = None, after: Any = None,
+               manual: bool = False, suggestion: str = "") -> None:
+        self.steps.append(Step(key=key, new_key=new_key, from_=_plain(before), to=_plain(after), why=why,
+                               manual=manual, suggestion=suggestion))
+
+    def apply(self, change: Change) -> None:
+        if change.convert:
+            # Some rewrites handle several changes at once (both GPU id lists, the whole lab format).
+            done = change.convert if change.convert in _WHOLE else f"{change.convert}:{change.old}"
+            if done not in self.done:
+                self.done.add(done)
+                _CONVERTERS[change.convert](self, change)
+        elif change.new is None:
+            self.remove(change.old, change.why, change.hint)
+        else:
+            self.move(change.old, change.new, change.why)
+
+    def invert(self, change: Change) -> None:
+        if change.new is None:
+            return  # a removed key has nothing to be turned back into
+        inverse = _INVERSES.get(change.convert or "")
+        if inverse:
+            inverse(self, change)
+        elif not change.convert:
+            self.move(change.new, change.old, f"{change.target} spelling back to {change.origin}: {change.why}")
+
+    def move(self, old: str, new: str, why: str) -> None:
+        if "[]" in old:
+            prefix, _, rest = old.partition("[]")
+            entries = get_item(self.doc, split_key(prefix))
+            for index, entry in enumerate(entries if isinstance(entries, AoT) else []):
+                leaf_old, leaf_new = rest.lstrip("."), new.partition("[]")[2].lstrip(".")
+                if leaf_old in entry and leaf_new not in entry:
+                    value = entry[leaf_old]
+                    rename_in_place(entry, leaf_old, leaf_new)
+                    self.record(f"{prefix}[{index}].{leaf_old}", why, f"{prefix}[{index}].{leaf_new}", value, value)
+            return
+        item = self.pop(old)
+        if item is None:
+            return
+        if get_item(self.doc, split_key(new)) is not None:
+            self.put(old, item)
+            self.remove(old, f"{why}; {new} is already set, so the old value is not used", "")
+            return
+        self.put(new, item)
+        shown = None if isinstance(item, Table | AoT) else item
+        self.record(old, why, new, shown, shown)
+
+    def pop(self, dotted: str) -> Any:
+        parts = split_key(dotted)
+        parent = container_of(self.doc, parts)
+        if not isinstance(parent, dict) or parts[-1] not in parent:
+            return None
+        item = parent.item(parts[-1]) if hasattr(parent, "item") else parent[parts[-1]]
+        delete_item(self.doc, parts)
+        _drop_if_empty(self.doc, parts[:-1])
+        return item
+
+    def put(self, dotted: str, item: Any) -> None:
+        parts = split_key(dotted)
+        container_of(self.doc, parts, create=True, for_table=isinstance(item, Table | AoT))[parts[-1]] = item
+
+    def remove(self, dotted: str, why: str, hint: str) -> None:
+        item = self.pop(dotted)
+        if item is not None:
+            self.record(dotted, why, before=item, manual=True, suggestion=hint)
+
+    def set(self, dotted: str, value: Any, why: str) -> None:
+        parts = split_key(dotted)
+        parent = container_of(self.doc, parts, create=True)
+        parent[parts[-1]] = value
+        self.record(dotted, why, dotted, None, value)
+
+    def take_out(self, problem: Finding) -> None:
+        """Take out what the target rejects; a key inside an array entry goes with its own line."""
+        parts = split_key(problem.key)
+        parent = container_of(self.doc, parts)
+        if not isinstance(parent, dict) or parts[-1] not in parent:
+            return
+        item = parent[parts[-1]]
+        delete_item(self.doc, parts)
+        _drop_if_empty(self.doc, parts[:-1])
+        self.record(problem.key, problem.message, before=item, manual=True, suggestion=problem.fix)
+
+
+def _drop_if_empty(doc: TOMLDocument, parts: list[str | int]) -> None:
+    """Drop tables a move emptied (an empty `[orchestrator.sampling]` would enable nothing, but
+    still reads as a section of the old era)."""
+    while parts and not isinstance(parts[-1], int):
+        table = get_item(doc, parts)
+        if not isinstance(table, dict) or len(table):
+            return
+        delete_item(doc, parts)
+        parts = parts[:-1]
+
+
+def _plain(value: Any) -> Any:
+    return value.unwrap() if hasattr(value, "unwrap") else value
+
+
+# --- structural rewrites ----------------------------------------------------------------------
+
+
+def _gpu_ids(run: _Run, change: Change) -> None:
+    """`inference_gpu_ids = [0]` / `trainer_gpu_ids = [1]` -> `[deployment]` counts."""
+    infer, train = _plain(get_item(run.doc, ["inference_gpu_ids"])), _plain(get_item(run.doc, ["trainer_gpu_ids"]))
+    why = change.why
+    if infer and train and (sorted(infer) != list(range(len(infer))) or
+                            sorted(train) != list(range(len(infer), len(infer) + len(train)))):
+        why += (f"; your ids (inference {infer}, trainer {train}) were not inference-first: to pick physical GPUs, "
+                "set CUDA_VISIBLE_DEVICES")
+    for old, new, ids in (("inference_gpu_ids", "deployment.num_infer_gpus", infer),
+                          ("trainer_gpu_ids", "deployment.num_train_gpus", train)):
+        if ids is not None:
+            run.pop(old)
+            parts = split_key(new)
+            container_of(run.doc, parts, create=True)[parts[-1]] = len(ids)
+            run.record(old, why, new, ids, len(ids))
+
+
+def _sources(run: _Run, change: Change) -> None:
+    """`[[orchestrator.train.env]]` (or `[[env]]`) entries -> `[[orchestrator.train.source]]`."""
+    entries = run.pop(change.old)
+    if not isinstance(entries, AoT | list):
+        return
+    converted = tomlkit.aot()
+    for index, entry in enumerate(entries):
+        table, notes = _source_entry(entry)
+        converted.append(table)
+        run.record(f"{change.old}[{index}]", "; ".join([change.why, *notes]), f"{change.new}[{index}]",
+                   entry, table)
+    run.put(change.new, converted)
+
+
+# The agent prime-rl's examples give single-turn environments that run in-process.
+_LOCAL_AGENT = {"harness": {"id": "null"}, "runtime": {"type": "subprocess"}}
+
+
+def _source_entry(entry: Table) -> tuple[Table, list[str]]:
+    taskset, harness, runtime, rest = tomlkit.table(), tomlkit.table(), tomlkit.table(), []
+    notes = []
+    for key in list(entry.keys()):
+        item = entry.item(key)
+        if key == "id":
+            taskset.append("id", item)
+            if "/" in str(item):
+                notes.append(f"the Hub id {item} became the taskset id; whether Hosted Training resolves Hub ids "
+                             "there is unconfirmed: check with `prime train validate`")
+        elif key in ("args", "taskset"):
+            for name, value in _plain(item).items():
+                taskset[name] = value
+            if key == "args":
+                notes.append("the environment's `args` became taskset fields; some environments nest them "
+                             "(alphabet-sort's `power_per_turn` is `taskset.task.power_per_turn`)")
+        elif key == "harness":
+            for name, value in _plain(item).items():
+                (runtime.update(value) if name == "runtime" else harness.__setitem__(name, value))
+        else:
+            rest.append((key, item))
+    table = tomlkit.table()
+    for key, item in rest:
+        table.append(key, item)
+    if "name" not in table and "id" in taskset:
+        table["name"] = str(taskset["id"]).rsplit("/", 1)[-1]
+    if not len(harness) and not len(runtime):
+        harness.update(_LOCAL_AGENT["harness"])
+        runtime.update(_LOCAL_AGENT["runtime"])
+        notes.append("added harness `null` and runtime `subprocess` as prime-rl's own examples did: verifiers 0.4 "
+                     "otherwise runs the agent in a Prime sandbox")
+    env, agent = tomlkit.table(is_super_table=True), tomlkit.table(is_super_table=True)
+    env.append("taskset", taskset)
+    if len(harness):
+        agent.append("harness", harness)
+    if len(runtime):
+        agent.append("runtime", runtime)
+    env.append("agent", agent)
+    table.append("env", env)
+    return table, notes
+
+
+def _sources_back(run: _Run, change: Change) -> None:
+    """`[[orchestrator.train.source]]` -> transition's `[[orchestrator.train.env]]` (v1 fields kept)."""
+    entries = run.pop(change.new)
+    if not isinstance(entries, AoT | list):
+        return
+    converted = tomlkit.aot()
+    for index, entry in enumerate(entries):
+        table = tomlkit.table()
+        for key in list(entry.keys()):
+            if key != "env":
+                table.append(key, entry.item(key))
+        env = _plain(entry.get("env", {}))
+        agent = env.get("agent", {})
+        if set(env.get("taskset", {})) == {"id"} and agent == _LOCAL_AGENT:
+            # What `_source_entry` makes of a flat v0 id goes back to one, comment and all.
+            table.append("id", entry["env"]["taskset"].item("id"))
+            agent, env = {}, {}
+        if env.get("taskset"):
+            table["taskset"] = tomlkit.inline_table()
+            table["taskset"].update(env["taskset"])
+        harness = dict(agent.get("harness", {}))
+        if agent.get("runtime"):
+            harness["runtime"] = agent["runtime"]
+        if harness:
+            table["harness"] = tomlkit.inline_table()
+            table["harness"].update(harness)
+        converted.append(table)
+        run.record(f"{change.new}[{index}]", f"back to {change.origin}: {change.why}", f"{change.old}[{index}]",
+                   entry, table)
+    run.put(change.old, converted)
+
+
+def _oversampling(run: _Run, change: Change) -> None:
+    factor = _plain(get_item(run.doc, split_key(change.old)))
+    if factor is None:
+        return
+    if get_item(run.doc, split_key(change.new)) is not None:
+        run.remove(change.old, f"{change.why}; {change.new} is already set, so the factor had no effect", "")
+        return
+    batch = _plain(get_item(run.doc, ["orchestrator", "batch_size"])) or 128
+    run.pop(change.old)
+    parts = split_key(change.new)
+    container_of(run.doc, parts, create=True)[parts[-1]] = int(batch * factor)
+    run.record(change.old, f"{change.why}: {batch} x {factor:g}", change.new, factor, int(batch * factor))
+
+
+_VLLM_NAMES = {"name": "model", "tp": "tensor_parallel_size", "dp": "data_parallel_size"}
+
+
+def _vllm(run: _Run, change: Change) -> None:
+    for old in ("inference.model", "inference.parallel"):
+        table = run.pop(old)
+        if table is None:
+            continue
+        for key, value in _plain(table).items():
+            new = f"inference.vllm.{_VLLM_NAMES.get(key, key)}"
+            parts = split_key(new)
+            container_of(run.doc, parts, create=True)[parts[-1]] = value
+            run.record(f"{old}.{key}", change.why, new, value, value)
+
+
+def _vllm_back(run: _Run, change: Change) -> None:
+    table = run.pop("inference.vllm")
+    back = {v: k for k, v in _VLLM_NAMES.items()}
+    for key, value in (_plain(table) or {}).items():
+        name = back.get(key, key)
+        old = f"inference.{'parallel' if name in ('tp', 'dp') else 'model'}.{name}"
+        parts = split_key(old)
+        container_of(run.doc, parts, create=True)[parts[-1]] = value
+        run.record(f"inference.vllm.{key}", f"back to v0.8.0: {change.why}", old, value, value)
+
+
+def _filters(run: _Run, change: Change) -> None:
+    """An enforced zero-advantage pre-batch filter became a per-source advantage-range gate, as
+    prime-rl's wiki-search example shows from v0.8.0 to main."""
+    for slot in ("orchestrator.pre_batch_filters", "orchestrator.post_batch_filters"):
+        entries = _plain(get_item(run.doc, split_key(slot))) or []
+        kept = []
+        for entry in entries:
+            if entry.get("type") == "zero_advantage" and entry.get("enforce", slot.startswith("orchestrator.pre")):
+                sources = get_item(run.doc, split_key("orchestrator.train.source"))
+                for source in sources if isinstance(sources, AoT) else []:
+                    if "curriculum" not in source:
+                        source["curriculum"] = {"gates": {"zero_advantage": {"type": "advantage_range"}}}
+                run.record(slot, f"{change.why}: an enforced zero-advantage filter is a per-source "
+                           "`curriculum.gates.zero_advantage.type = \"advantage_range\"` gate",
+                           "orchestrator.train.source[].curriculum", entry, "advantage_range")
+            elif not entry.get("enforce", False):
+                run.record(slot, f"{change.why}; this {entry.get('type')} filter only counted, it dropped nothing",
+                           before=entry)
+            else:
+                kept.append(entry)
+        if kept:
+            run.remove(slot, change.why, change.hint)
+        else:
+            run.pop(slot)
+
+
+def _lab(run: _Run, change: Change) -> None:
+    """The lab-era shared-LoRA format -> a prime-rl config for `prime train`."""
+    doc = run.doc
+    model = _plain(doc.get("model"))
+    if isinstance(model, str):
+        item = run.pop("model")
+        run.put("model.name", item)
+        run.record("model", "the model is `[model] name` in prime-rl configs", "model.name", model, model)
+    sampling = get_item(doc, ["sampling"])
+    if isinstance(sampling, Table):
+        if "max_tokens" in sampling and "max_completion_tokens" not in sampling:
+            rename_in_place(sampling, "max_tokens", "max_completion_tokens")
+        thinking = sampling.get("enable_thinking")
+        if thinking is not None:
+            sampling.remove("enable_thinking")
+            sampling["extra_body"] = {"chat_template_kwargs": {"enable_thinking": _plain(thinking)}}
+            run.record("sampling.enable_thinking", "the chat template takes it through `extra_body`",
+                       "orchestrator.train.sampling.extra_body.chat_template_kwargs.enable_thinking",
+                       _plain(thinking), _plain(thinking))
+        for gone, hint in (("reasoning_effort", "pass it in `[orchestrator.train.sampling] extra_body` if your "
+                            "server takes it (eval sampling has `reasoning_effort`)"),
+                           ("temp_scheduler", "set one `temperature`")):
+            run.remove(f"sampling.{gone}", "the train sampling of prime-rl configs has no such key", hint)
+    for lab in [c for c in schema.CHANGES if c.origin == LAB]:
+        if lab.old in ("model", "sampling.max_tokens", "env", "oversampling_factor"):
+            continue
+        if lab.new is None:
+            if lab.old == "loss" and _plain(doc.get("loss")) == "rl":
+                run.pop("loss")
+                run.record("loss", lab.why, before="rl")
+            else:
+                run.remove(lab.old, lab.why, lab.hint)
+        else:
+            run.move(lab.old, lab.new, lab.why)
+    _oversampling(run, next(c for c in schema.CHANGES if c.origin == LAB and c.old == "oversampling_factor"))
+    for old in ("env", "orchestrator.train.env", "orchestrator.eval.env"):
+        new = "orchestrator.train.source" if old == "env" else old.replace(".env", ".source")
+        _sources(run, Change(old, new, LAB, CURRENT, "environments are `[[...source]]` tables in prime-rl configs"))
+    for table, why in (("trainer", "prime-rl configs carry a `[trainer]` table (defaults when empty)"),
+                       ("inference", "a hosted prime-rl run needs its inference server: `[inference]` with "
+                        "defaults launches vLLM")):
+        if table not in doc:
+            doc.append(table, tomlkit.table())
+            run.record(table, why, table, None, {})
+
+
+_CONVERTERS: dict[str, Callable[[_Run, Change], None]] = {
+    "gpu_ids": _gpu_ids, "source": _sources, "oversampling": _oversampling, "vllm": _vllm, "filters": _filters,
+    "lab": _lab,
+}
+_WHOLE = {"gpu_ids", "vllm", "filters", "lab"}
+_INVERSES: dict[str, Callable[[_Run, Change], None]] = {"source": _sources_back, "vllm": _vllm_back}

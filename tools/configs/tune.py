@@ -1,0 +1,264 @@
+"""`rlpilot config tune`: the playbook's hyperparameter rules as deltas, in the config's dialect.
+
+Python API: `tune(path, profile="quick", reward=None, eval_path=None, apply=False, workspace=None,
+installed=None) -> TuneResult`.
+
+Rules (the skill's rules of thumb; shared/research/rl-stability.md sections 2 and 3):
+- presets: quick tests 8 rollouts per example and 128 samples per step, complex long-horizon
+  tasks 16 and 512; the batch stays a multiple of the group size;
+- an explicit knob is never raised more than 2x in one step (a preset fills an unset knob, and
+  a group of one, which learns nothing, is set to the preset at once);
+- in-flight limits are raised to hold a whole group (a constraint, not a tuning step);
+- difficulty filtering and oversampling only when rewards are mostly binary, in the dialect's
+  own keys: the buffer (classic), zero-advantage pre-batch filters (transition, v0.8.0), the
+  zero-advantage filter and per-source advantage-range gates (current main);
+- difficulty thresholds or pools only from an observed reward distribution (`--eval RUN`).
+`--apply` writes the deltas through `config set`, so an edit that adds an error is refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from tools.configs.detect import Installed, detect_file, installed_stack
+from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, Variant
+from tools.configs.document import load
+from tools.configs.edit import set_keys
+from tools.configs.lint import (
+    CONCURRENCY_LIMITS,
+    Finding,
+    View,
+    batch_size,
+    concurrency_needed,
+    finding,
+    group_sizes,
+    render_finding,
+)
+from tools.contract import Arg, Context, ToolResult
+from tools.deltas import Delta
+
+Profile = Literal["quick", "complex"]
+Reward = Literal["binary", "continuous"]
+PRESETS: dict[str, tuple[int, int]] = {"quick": (8, 128), "complex": (16, 512)}
+OVERSAMPLING = 2.0  # prime-rl's wiki-search example, with online difficulty filtering
+# Share of eval groups with no reward spread (all pass or all fail) that calls for pools.
+NO_SIGNAL = 0.5
+
+
+class TuneInput(BaseModel):
+    path: Annotated[Path, Arg(positional=True), Field(description="The training config (TOML).")]
+    profile: Annotated[Profile, Field(description="quick tests, or complex long-horizon tasks.")] = "quick"
+    reward: Annotated[Reward | None, Field(
+        description="Whether rewards are mostly binary (pass/fail) or continuous (default: from --eval).")] = None
+    eval_path: Annotated[Path | None, Arg(flag="--eval", metavar="RUN"), Field(
+        description="An eval run (folder or results file) whose reward distribution sets thresholds.")] = None
+    apply: Annotated[bool, Field(description="Write the deltas to the config (through config set).")] = False
+
+
+class TuneResult(ToolResult):
+    path: str
+    dialect: str
+    profile: Profile
+    reward: Reward | None
+    deltas: list[Delta]
+    findings: list[Finding] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    applied: bool = False
+    diff: str = ""
+    backup: str | None = None
+
+    def render(self) -> str:
+        lines = [f"{self.path}: {self.dialect}, {self.profile} profile, rewards {self.reward or 'unknown'}"]
+        lines += [f"  {d.key}: {d.from_!r} -> {d.to!r}\n      why: {d.why}" for d in self.deltas] or ["  no change"]
+        lines += [render_finding(f) for f in self.findings]
+        lines += [f"  note: {note}" for note in self.notes]
+        if self.applied:
+            lines += [self.diff.rstrip("\n"), f"written; previous version saved to {self.backup}"]
+        elif self.deltas:
+            lines.append("not written: pass --apply to write these")
+        return "\n".join(lines)
+
+
+def config_tune(args: TuneInput, ctx: Context) -> TuneResult:
+    eval_path = args.eval_path
+    if eval_path is not None and not eval_path.is_absolute():
+        eval_path = ctx.workspace / eval_path
+    return tune(args.path, args.profile, args.reward, eval_path, args.apply, ctx.workspace,
+                installed_stack(ctx.workspace))
+
+
+def tune(path: Path, profile: Profile = "quick", reward: Reward | None = None, eval_path: Path | None = None,
+         apply: bool = False, workspace: Path | None = None, installed: Installed | None = None) -> TuneResult:
+    config = load(Path(path))
+    installed = installed or installed_stack(workspace or Path.cwd())
+    dialect = detect_file(config.data, config.path).dialect
+    view = View(config.data, dialect, installed.variant if dialect == CURRENT else None)
+    plan = _Plan(view, str(config.path))
+    observed = _observed(eval_path) if eval_path else None
+    if observed is not None:
+        if reward and reward != observed.reward_kind:
+            plan.notes.append(f"you said rewards are {reward}; the eval run's are {observed.reward_kind}; "
+                              f"going by what you said")
+        reward = reward or observed.reward_kind
+    group = _sizes(plan, profile)
+    _concurrency(plan, group)
+    if reward == "binary":
+        _filtering(plan)
+    elif reward == "continuous" and _filtering_on(view):
+        plan.findings.append(finding("filtering-needs-binary-reward", _filtering_on(view),
+                                     "difficulty filtering drops groups whose rewards are all 0 or all 1; with "
+                                     "continuous rewards it rarely fires and thresholds mean little",
+                                     "keep it only if most rewards are 0 or 1; otherwise remove it"))
+    else:
+        plan.notes.append("rewards unknown: pass --reward binary|continuous or --eval RUN to decide on "
+                          "difficulty filtering")
+    if observed is not None and reward == "binary":
+        _thresholds(plan, observed)
+    elif observed is None:
+        plan.notes.append("difficulty thresholds come only from an observed reward distribution (--eval RUN)")
+    result = TuneResult(path=str(config.path), dialect=dialect, profile=profile, reward=reward,
+                        deltas=plan.deltas, findings=plan.findings, notes=plan.notes)
+    if apply and plan.deltas:
+        written = set_keys(config.path, {d.key: d.to for d in plan.deltas}, {d.key: d.why for d in plan.deltas},
+                           workspace=workspace, installed=installed)
+        result.applied, result.diff, result.backup = written.written, written.diff, written.backup
+    return result
+
+
+class _Plan:
+    def __init__(self, view: View, file: str):
+        self.view, self.file = view, file
+        self.deltas: list[Delta] = []
+        self.findings: list[Finding] = []
+        self.notes: list[str] = []
+
+    def propose(self, key: str, to: Any, why: str) -> None:
+        current = self.view.get(key)
+        if current != to:
+            self.deltas.append(Delta(file=self.file, key=key, from_=current, to=to, why=why))
+
+
+def _capped(current: int | None, target: int) -> int:
+    """Toward `target`, but an explicit value at most doubles in one step."""
+    if current is None or current <= 1:
+        return target
+    return min(target, current * 2)
+
+
+def _sizes(plan: _Plan, profile: Profile) -> int:
+    view = plan.view
+    group_target, batch_target = PRESETS[profile]
+    group_key, groups = group_sizes(view)
+    group = min(groups) if groups else None
+    new_group = group if group is not None and group >= group_target else _capped(group, group_target)
+    if group_key and new_group != group and (len(groups) <= 1 or view.get(group_key) is not None):
+        doubled = group is not None and group > 1 and new_group < group_target
+        plan.propose(group_key, new_group, f"the {profile} preset is {group_target} rollouts per example: more "
+                     "groups then have a reward spread to learn from"
+                     + (" (doubled, not more, in one step)" if doubled else ""))
+    batch_key, batch = batch_size(view)
+    if batch_key is None or batch is None:
+        return new_group or 1
+    explicit = view.get(batch_key)
+    new_batch = batch if batch >= batch_target else _capped(explicit, batch_target)
+    unit = new_group or 1
+    if new_batch % unit:
+        up = (new_batch // unit + 1) * unit
+        new_batch = up if explicit is None or up <= 2 * explicit else max(unit, new_batch // unit * unit)
+    if new_batch != batch:
+        doubled = explicit is not None and new_batch < batch_target
+        plan.propose(batch_key, new_batch, f"the {profile} preset is {batch_target} samples per step, a multiple of "
+                     f"the group size {unit} (the batch counts rollout samples)"
+                     + (" (doubled, not more, in one step)" if doubled else ""))
+    return unit
+
+
+def _concurrency(plan: _Plan, group: int) -> None:
+    for key in CONCURRENCY_LIMITS[plan.view.dialect]:
+        value = plan.view.get(key)
+        needed = concurrency_needed(plan.view, key, group)
+        if isinstance(value, int) and value < needed:
+            plan.propose(key, needed, f"a whole group of {group} must be in flight at once (a constraint, so it is "
+                         "raised to it in one step)")
+
+
+def _filtering_on(view: View) -> str | None:
+    """The key that turns difficulty filtering on in this config, if any."""
+    if view.get("orchestrator.buffer.online_difficulty_filtering") is True:
+        return "orchestrator.buffer.online_difficulty_filtering"
+    filters = view.get("orchestrator.pre_batch_filters") or []
+    if any(f.get("type") == "zero_advantage" and f.get("enforce", True) for f in filters if isinstance(f, dict)):
+        return "orchestrator.pre_batch_filters"
+    sources = view.get("orchestrator.train.source") or []
+    if any(isinstance(s, dict) and s.get("curriculum") for s in sources):
+        return "orchestrator.train.source"
+    return None
+
+
+def _filtering(plan: _Plan) -> None:
+    view = plan.view
+    why = ("rewards are mostly binary, so many groups are all-pass or all-fail and carry no signal; "
+           "filtering them keeps the batch informative")
+    if view.dialect == CLASSIC:
+        plan.propose("orchestrator.buffer.online_difficulty_filtering", True, why)
+    elif view.dialect == TRANSITION or (view.dialect == CURRENT and view.variant == Variant.V080):
+        if not view.get("orchestrator.pre_batch_filters"):
+            plan.propose("orchestrator.pre_batch_filters", [{"type": "zero_advantage", "enforce": True}], why)
+    elif view.dialect == CURRENT:
+        if view.get("orchestrator.train.filter_zero_advantages") is False:
+            plan.propose("orchestrator.train.filter_zero_advantages", True, why)
+        for index, source in enumerate(view.get("orchestrator.train.source") or []):
+            if isinstance(source, dict) and "curriculum" not in source:
+                plan.propose(f"orchestrator.train.source[{index}].curriculum",
+                             {"gates": {"zero_advantage": {"type": "advantage_range"}}},
+                             why + "; the advantage-range gate asks for replacement work instead of training on "
+                             "fewer samples")
+    else:
+        plan.notes.append(f"{LAB} configs filter through the platform; migrate to prime-rl-current first")
+    oversampling = {CLASSIC: "orchestrator.oversampling_factor", TRANSITION: "orchestrator.oversampling_factor",
+                    LAB: "oversampling_factor"}.get(view.dialect)
+    if view.dialect == CURRENT and view.variant == Variant.V080:
+        oversampling = "orchestrator.oversampling_factor"
+    if oversampling:
+        current = view.get(oversampling)
+        target = OVERSAMPLING if current is None else min(OVERSAMPLING, current * 2)
+        if current is None or current < OVERSAMPLING:
+            plan.propose(oversampling, target, "filtering drops groups, so keep more rollouts in flight to fill the "
+                         "batch" + (" (doubled, not more, in one step)" if target < OVERSAMPLING else ""))
+
+
+def _observed(eval_path: Path) -> Any:
+    from tools.evals.results import locate, read_run
+    from tools.evals.summarize import summarize_run
+
+    return summarize_run(read_run(locate(eval_path)))
+
+
+def _thresholds(plan: _Plan, observed: Any) -> None:
+    """Pools or thresholds, when the eval run shows most groups without reward spread."""
+    all_pass, all_fail = observed.all_pass_fraction or 0.0, observed.all_fail_fraction or 0.0
+    if all_pass + all_fail < NO_SIGNAL:
+        plan.notes.append(f"the eval run has {all_pass:.0%} all-pass and {all_fail:.0%} all-fail groups: no "
+                          "difficulty pools needed")
+        return
+    seen = (f"the eval run has {all_pass:.0%} all-pass and {all_fail:.0%} all-fail groups, which teach nothing; "
+            "set them aside")
+    if plan.view.dialect == CLASSIC:
+        if all_pass:
+            plan.propose("orchestrator.buffer.easy_threshold", 1.0, seen + " (examples always solved move to the "
+                         "easy pool)")
+        if all_fail:
+            plan.propose("orchestrator.buffer.hard_threshold", 0.0, seen + " (examples never solved move to the "
+                         "hard pool)")
+    elif plan.view.dialect == CURRENT and plan.view.variant != Variant.V080:
+        for index, source in enumerate(plan.view.get("orchestrator.train.source") or []):
+            if isinstance(source, dict):
+                key = f"orchestrator.train.source[{index}].curriculum.sampler.type"
+                if not (source.get("curriculum") or {}).get("sampler"):
+                    plan.propose(key, "difficulty_pool", seen + " (the default pools sample hard <= 0.25 and easy "
+                                 "examples at weight 0.2)")
+    else:
+        plan.notes.append(seen + f"; {plan.view.dialect} has no difficulty pools: make the dataset easier or harder")
