@@ -122,3 +122,22 @@ def test_an_unknown_run_says_so(workspace, monkeypatch, tmp_path):
         with pytest.raises(ToolError) as error:
             train_status(RunInput(run="run-nope"), Context(workspace=workspace))
     assert error.value.code == "run-not-found"
+
+
+def test_watch_ends_with_the_question_when_the_reward_is_flat(workspace, monkeypatch, tmp_path):
+    from tools.training.watch import WatchInput, train_watch
+
+    with PrimeAPI() as api:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api))
+        api.runs["run-flat"] = {"id": "run-flat", "userId": "u", "status": "RUNNING", "maxSteps": 200,
+                                "createdAt": "2026-12-01T08:00:00Z", "updatedAt": "2026-12-01T08:00:00Z"}
+        api.metrics["run-flat"] = [{"step": s, "train/agg/all/agent/reward/mean": 0.0, "entropy/all/mean": 0.6}
+                                   for s in range(1, 81)]
+        events = []
+        result = train_watch(WatchInput(run="run-flat", every="1s"), Context(workspace=workspace,
+                                                                               emit=events.append))
+    assert result.stop_suggested and result.exit_code() == 1 and result.checks == 1
+    assert result.reason.startswith("flat-reward") and "rlpilot train stop run-flat" in result.next
+    assert not api.seen("PUT", "/api/v1/rft/runs/run-flat/stop")  # the user decides, through train stop
+    assert any(e.get("finding", {}).get("code") == "flat-reward" for e in events)
+    assert result.samples == "`prime train rollouts run-flat --step 80`"

@@ -139,3 +139,17 @@ def test_a_finished_run_reports_its_exit(machine, shared_fixtures, monkeypatch):
     assert status.status == "finished" and status.details["exit"]["returncode"] == 0
     assert status.metrics.last_step == 3
     assert os.environ["RLPILOT_HOME"] in status.details["log"]
+
+
+def test_watch_follows_a_local_run_to_its_end(machine, shared_fixtures, monkeypatch):
+    from tools.training.watch import WatchInput, train_watch
+
+    workspace, _, environment = machine
+    config = _config(workspace, shared_fixtures, CURRENT, 40)
+    use_env(monkeypatch, environment(gpus=2, STANDIN_STEP_SECONDS="0.05"))
+    run = train_launch(LaunchInput(config=config, target="local", yes=True), Context(workspace=workspace)).run
+    events = []
+    result = train_watch(WatchInput(run=run, every="1s"), Context(workspace=workspace, emit=events.append))
+    assert result.ended and result.status == "finished" and not result.stop_suggested
+    assert result.last_step == 40 and result.checks >= 2
+    assert [e for e in events if e["type"] == "progress"][-1]["done"] == 40

@@ -164,6 +164,13 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Stop a training run: hosted through the platform, local by stopping its whole process group.",
     ),
     ToolEntry(
+        "train_watch",
+        ("train", "watch"),
+        "tools.training.watch:train_watch",
+        Effect.READ,
+        "Follow a run: diagnose new metrics as they come, report new findings, say when to stop it.",
+    ),
+    ToolEntry(
         "report",
         ("report",),
         "agent.report:report",

@@ -66,20 +66,24 @@ def run_prime(
     timeout: float = 120.0,
     check: bool = True,
     stream: bool = False,
+    on_line: process.LineCallback | None = None,
 ) -> ProcessResult:
     """Run `prime ARGS --plain` in the workspace; known failures raise, others too when `check`.
 
     `what` names the action for error messages ("pushing my-env"). With `stream`, each output
-    line is also emitted as a log event, for long commands such as a push.
+    line is also emitted as a log event, for long commands such as a push; `on_line` receives
+    every line, for output longer than the kept tail.
     """
     environ = prime_environment(ctx.workspace)
     argv = [find_prime(environ), *cli_args(args)]
 
     def forward(stream_name: str, line: str) -> None:
-        ctx.emit({"type": "log", "source": "prime", "line": line})
+        if stream:
+            ctx.emit({"type": "log", "source": "prime", "line": line})
+        if on_line:
+            on_line(stream_name, line)
 
-    outcome = process.run(argv, cwd=ctx.workspace, env=environ, timeout=timeout,
-                          on_line=forward if stream else None)
+    outcome = process.run(argv, cwd=ctx.workspace, env=environ, timeout=timeout, on_line=forward)
     if outcome.timed_out:
         raise ToolError("prime-timed-out", f"`prime {_shown(args)}` did not finish in {timeout:.0f} s ({what})",
                         "retry; if the Prime API is slow, try again later")

@@ -23,6 +23,7 @@ from tools.configs.document import lookup
 from tools.configs.eras import Dialect
 from tools.contract import Context, ToolError
 from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_environment, run_prime
+from tools.process import LineCallback, ProcessResult
 from tools.stack import _login
 from tools.training import records
 from tools.training.launch import LaunchInput, LaunchPlan, LaunchResult, Problem, migration_problem, read_plan
@@ -161,8 +162,9 @@ def stop_argv(run: str) -> list[str]:
     return ["train", "stop", run, "--force"]
 
 
-def _followed(argv: list[str], run: str, ctx: Context, what: str, timeout: float = 120.0):
-    outcome = run_prime(argv, ctx, what=what, timeout=timeout, check=False)
+def _followed(argv: list[str], run: str, ctx: Context, what: str, timeout: float = 120.0,
+              on_line: LineCallback | None = None) -> ProcessResult:
+    outcome = run_prime(argv, ctx, what=what, timeout=timeout, check=False, on_line=on_line)
     if not outcome.ok:
         if "404" in outcome.stdout:
             raise ToolError("run-not-found", f"Hosted Training has no run {run} for this account",
@@ -176,11 +178,21 @@ def get_run(run: str, ctx: Context) -> dict[str, Any]:
 
 
 def fetch_metrics(run: str, ctx: Context, dest: Path) -> Path:
-    """Save `prime train metrics` as it printed it, which `diagnose` reads as is."""
-    outcome = _followed(metrics_argv(run), run, ctx, f"reading the metrics of {run}")
+    """Save `prime train metrics` as it printed it, which `diagnose` reads as is.
+
+    Written line by line as it arrives: a long run's metrics are far longer than the kept tail.
+    """
     dest.parent.mkdir(parents=True, exist_ok=True)
-    json_output(outcome)  # refuse to store anything that is not the JSON document
-    dest.write_text(outcome.stdout + "\n")
+    partial = dest.with_suffix(".partial")
+    with partial.open("w", encoding="utf-8") as handle:
+        _followed(metrics_argv(run), run, ctx, f"reading the metrics of {run}",
+                  on_line=lambda stream, line: handle.write(line + "\n") if stream == "stdout" else None)
+    with partial.open(encoding="utf-8", errors="replace") as handle:
+        head = handle.read(4096)
+    if not head.lstrip().startswith("{"):
+        raise ToolError("prime-output-unreadable", f"`prime train metrics {run}` printed no JSON",
+                        "check `prime --version` (rlpilot is tested with 0.18.0)")
+    partial.replace(dest)
     return dest
 
 
