@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from eval_support import episode, legacy_row, rlpilot, write_legacy, write_traces
+from eval_support import REPO, episode, legacy_row, rlpilot, write_legacy, write_traces
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -167,3 +167,9 @@ def test_cli_json_is_one_document_and_exit_codes_follow_the_verdict(tmp_path):
     assert rlpilot("eval", "summarize", "bad", cwd=tmp_path).returncode == 1
     missing = rlpilot("eval", "summarize", "nowhere", "--json", cwd=tmp_path)
     assert missing.returncode == 2 and missing.stdout == "" and "does not exist" in missing.stderr
+
+
+def test_the_bundled_example_run_is_ready(tmp_path):
+    s = summarize(REPO / "environments" / "tiny_arith" / "examples" / "smoke-eval")
+    assert (s.rollouts, s.examples, s.errored, s.reward.mean, s.verdict) == (18, 6, 0, 0.5, "ready")
+    assert (s.env, s.model, s.pass_at_k.k) == ("tiny-arith", "stub-model", 3)
