@@ -29,9 +29,7 @@ from tools.configs.eras import Dialect
 
 LAB, CLASSIC, TRANSITION, CURRENT = Dialect.HOSTED_LAB, Dialect.CLASSIC, Dialect.TRANSITION, Dialect.CURRENT
 
-# The two lines of descent: prime-rl's own releases, and the lab-era hosted format, whose
-# successor is what `prime train` takes today.
-LINEAGE: dict[Dialect, Dialect | None] = {CLASSIC: None, TRANSITION: CLASSIC, CURRENT: TRANSITION, LAB: None}
+# Era order along prime-rl's releases; the lab-era format's successor is prime-rl-current.
 RANK = {LAB: 0, CLASSIC: 0, TRANSITION: 1, CURRENT: 2}
 
 

@@ -129,13 +129,6 @@ def split_key(dotted: str) -> list[str | int]:
     return parts
 
 
-def schema_path(parts: list[str | int]) -> str:
-    text = ""
-    for part in parts:
-        text += "[]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
-
-
 @dataclass(frozen=True)
 class Line:
     number: int  # 1-based

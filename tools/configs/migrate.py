@@ -72,14 +72,11 @@ class MigrateResult(ToolResult):
     to: Dialect
     changes: list[Step]
     manual: list[Step] = Field(description="Keys taken out because the target has no exact successor.")
+    deltas: list[Delta] = Field(description="`changes` in the shared delta shape, keyed by the new names.")
     findings: list[Finding] = Field(description="What `config check` says about the output in the target dialect.")
     diff: str
     written: bool
     backup: str | None = None
-
-    def deltas(self) -> list[Delta]:
-        return [Delta(file=self.output, key=s.new_key or s.key, from_=s.from_, to=s.to, why=s.why)
-                for s in self.changes]
 
     def render(self) -> str:
         lines = [self.diff.rstrip("\n") or "no change", f"{self.path}: {self.source} -> {self.to}"]
@@ -132,8 +129,11 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
                                   workspace or Path.cwd())
         else:
             atomic_write(out, text)
-    return MigrateResult(path=str(config.path), output=str(out), source=source, to=target,
-                         changes=[s for s in run.steps if not s.manual], manual=[s for s in run.steps if s.manual],
+    changes = [s for s in run.steps if not s.manual]
+    return MigrateResult(path=str(config.path), output=str(out), source=source, to=target, changes=changes,
+                         manual=[s for s in run.steps if s.manual],
+                         deltas=[Delta(file=str(out), key=s.new_key or s.key, from_=s.from_, to=s.to, why=s.why)
+                                 for s in changes],
                          findings=findings, diff=unified_diff(out, config.text, text), written=not dry_run,
                          backup=str(backup) if backup else None)
 
@@ -250,12 +250,6 @@ class _Run:
         if item is not None:
             self.record(dotted, why, before=item, manual=True, suggestion=hint)
 
-    def set(self, dotted: str, value: Any, why: str) -> None:
-        parts = split_key(dotted)
-        parent = container_of(self.doc, parts, create=True)
-        parent[parts[-1]] = value
-        self.record(dotted, why, dotted, None, value)
-
     def take_out(self, problem: Finding) -> None:
         """Take out what the target rejects; a key inside an array entry goes with its own line."""
         parts = split_key(problem.key)
@@ -298,8 +292,7 @@ def _gpu_ids(run: _Run, change: Change) -> None:
                           ("trainer_gpu_ids", "deployment.num_train_gpus", train)):
         if ids is not None:
             run.pop(old)
-            parts = split_key(new)
-            container_of(run.doc, parts, create=True)[parts[-1]] = len(ids)
+            run.put(new, len(ids))
             run.record(old, why, new, ids, len(ids))
 
 
@@ -404,8 +397,7 @@ def _oversampling(run: _Run, change: Change) -> None:
         return
     batch = _plain(get_item(run.doc, ["orchestrator", "batch_size"])) or 128
     run.pop(change.old)
-    parts = split_key(change.new)
-    container_of(run.doc, parts, create=True)[parts[-1]] = int(batch * factor)
+    run.put(change.new, int(batch * factor))
     run.record(change.old, f"{change.why}: {batch} x {factor:g}", change.new, factor, int(batch * factor))
 
 
@@ -419,8 +411,7 @@ def _vllm(run: _Run, change: Change) -> None:
             continue
         for key, value in _plain(table).items():
             new = f"inference.vllm.{_VLLM_NAMES.get(key, key)}"
-            parts = split_key(new)
-            container_of(run.doc, parts, create=True)[parts[-1]] = value
+            run.put(new, value)
             run.record(f"{old}.{key}", change.why, new, value, value)
 
 
@@ -430,8 +421,7 @@ def _vllm_back(run: _Run, change: Change) -> None:
     for key, value in (_plain(table) or {}).items():
         name = back.get(key, key)
         old = f"inference.{'parallel' if name in ('tp', 'dp') else 'model'}.{name}"
-        parts = split_key(old)
-        container_of(run.doc, parts, create=True)[parts[-1]] = value
+        run.put(old, value)
         run.record(f"inference.vllm.{key}", f"back to v0.8.0: {change.why}", old, value, value)
 
 
