@@ -98,7 +98,6 @@ _COMPILED = tuple((re.compile(pattern), canonical, rank) for pattern, canonical,
 # TRL logs the share of groups whose rewards all agree; the trainable share is its complement.
 _COMPLEMENT = {"frac_reward_zero_std": "trainable_frac"}
 
-_UNSEEN = object()
 _NONFINITE_WORDS = frozenset({"nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity"})
 
 
@@ -196,7 +195,8 @@ class Collector:
     """Receives rows from the readers; keeps only compact arrays for the canonical metrics."""
 
     def __init__(self) -> None:
-        self._route: dict[str, Track | None] = {}
+        self._seen: set[str] = set()
+        self._routed: list[tuple[str, Track]] = []  # only these names are looked up in each row
         self._tracks: list[Track] = []
         self._steps = array("q")
         self.nonfinite: dict[str, Bad] = {}
@@ -212,20 +212,17 @@ class Collector:
         """One row of one step. `scan`: the row may hold non-finite values outside the crosswalk."""
         if not self._steps or self._steps[-1] != step:
             self._steps.append(step)
-        route = self._route
-        for name, value in row.items():
-            track = route.get(name, _UNSEEN)
-            if track is None:
+        if not self._seen.issuperset(row):  # in C: new names are rare after the first rows
+            self._learn(row)
+        for name, track in self._routed:
+            value = row.get(name)
+            if value is None:
                 continue
-            if track is _UNSEEN:
-                track = route[name] = self._classify(name)
-                if track is None:
-                    continue
             if value.__class__ is str:
                 value = text_number(value)
             try:
                 finite = value - value == 0
-            except TypeError:  # null, a list, text that is no number
+            except TypeError:  # a list, or text that is no number
                 continue
             if finite:
                 track.steps.append(step)
@@ -233,8 +230,9 @@ class Collector:
             else:
                 self._bad(name, step)
         if scan:
+            routed = {name for name, _ in self._routed}
             for name, value in row.items():
-                if route.get(name) is None and _is_nonfinite(value):
+                if name not in routed and _is_nonfinite(value):
                     self._bad(name, step)
 
     def no_step(self, where: str) -> None:
@@ -251,17 +249,13 @@ class Collector:
     def _bad(self, name: str, step: int) -> None:
         self.nonfinite.setdefault(name, Bad()).add(step)
 
-    def _classify(self, name: str) -> Track | None:
-        if name in _COMPLEMENT:
-            track = Track(name, _COMPLEMENT[name], 1, complement=True)
-            self._tracks.append(track)
-            return track
-        for pattern, canonical, rank in _COMPILED:
-            if pattern.fullmatch(name):
-                track = Track(name, canonical, rank)
+    def _learn(self, row: dict) -> None:
+        for name in row.keys() - self._seen:
+            self._seen.add(name)
+            track = _track_for(name)
+            if track is not None:
                 self._tracks.append(track)
-                return track
-        return None
+                self._routed.append((name, track))
 
     def finish(self) -> Run:
         best: dict[str, Track] = {}
@@ -288,6 +282,15 @@ class Collector:
             notes.append(f"{self.malformed} line(s) could not be parsed and were skipped "
                          f"(first at {self.first_malformed})")
         return Run(series, array("q", sorted(set(self._steps))), self.nonfinite, self.ooms, notes)
+
+
+def _track_for(name: str) -> Track | None:
+    if name in _COMPLEMENT:
+        return Track(name, _COMPLEMENT[name], 1, complement=True)
+    for pattern, canonical, rank in _COMPILED:
+        if pattern.fullmatch(name):
+            return Track(name, canonical, rank)
+    return None
 
 
 def _is_nonfinite(value: object) -> bool:

@@ -108,7 +108,9 @@ def _span(steps: list[int]) -> tuple[int, int]:
 def _trend(steps: list[int], values: list[float]) -> tuple[float, float]:
     """Slope per step and its z score (slope / standard error)."""
     b, se = stats.slope(steps, values)
-    return b, (b / se if se > 0 and math.isfinite(se) else (math.inf if b else 0.0))
+    if se > 0:
+        return b, b / se  # an infinite error (too few distinct steps) gives z = 0
+    return b, math.copysign(math.inf, b) if b else 0.0  # a perfect line
 
 
 def check_flat(view: View) -> Hit | None:
