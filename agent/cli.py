@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sessions": ("agent.chat:sessions_main", "List chat sessions; resume one with `rlpilot chat --session ID`."),
     "mcp": ("agent.surfaces.mcp_server:main", "Serve the tools to an IDE assistant over MCP (stdio)."),
     "acp": ("agent.surfaces.acp_agent:main", "Run as an Agent Client Protocol agent on stdio (Zed and other editors)."),
+    "slack": ("agent.surfaces.slack_app:main", "Run the Slack bot (Socket Mode, or --http with signed requests)."),
 }
 
 

@@ -1,0 +1,321 @@
+"""`rlpilot slack`: the agent as a Slack bot (slack-bolt), Socket Mode by default, HTTP as an option.
+
+One thread is one session, in the same SQLite store as every other surface. A mention starts a
+session in its thread (or continues the thread's); later messages in that thread continue it.
+Each tool call is one message that is edited as the tool progresses and finishes. Gate questions
+are Block Kit buttons; the first valid click replaces the question with its answer, so nobody
+approves twice, and only users on the allowlist may answer a gate of a tool with external effects.
+Everything posted goes through the redactor, with the bot's own tokens added to its secrets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIServer, make_server
+
+from slack_bolt import App
+from slack_sdk import WebClient
+
+from agent.chat import OFFLINE, failure_text, slash
+from agent.gates import Question, match_answer
+from agent.loop import Agent, Surface
+from agent.sessions import Session, Store
+from agent.surfaces.common import add_endpoint_options, available_tools, endpoint_of, start_conversation
+from tools.catalog import Effect, by_name
+from tools.contract import BadInput, Context, Event, Tool
+from tools.secrets import Redactor
+from tools.workspace import rlpilot_home
+
+GATE_TIMEOUT_S = 900.0
+PROGRESS_EVERY_S = 3.0
+MAX_TEXT = 2900  # a section block holds 3000 characters
+_MENTION = re.compile(r"<@[A-Z0-9]+>")
+_THREADS = """CREATE TABLE IF NOT EXISTS slack_threads (
+    channel TEXT NOT NULL, thread_ts TEXT NOT NULL, session_id TEXT NOT NULL REFERENCES sessions(id),
+    PRIMARY KEY (channel, thread_ts))"""
+
+
+@dataclass
+class Pending:
+    question: Question
+    external: bool
+    channel: str
+    ts: str
+    answered: threading.Event = field(default_factory=threading.Event)
+    answer: str | None = None
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:MAX_TEXT]}}
+
+
+def _code(text: str) -> str:
+    return "```" + text[: MAX_TEXT - 10].replace("```", "'''") + "```"
+
+
+def report_blocks(rendered: str) -> list[dict[str, Any]]:
+    """The report's four parts as a header and one section each (its `## ` headings)."""
+    blocks: list[dict[str, Any]] = [{"type": "header", "text": {"type": "plain_text", "text": "rlpilot report"}}]
+    for part in re.split(r"^## ", rendered, flags=re.MULTILINE):
+        if part.strip():
+            title, _, body = part.partition("\n")
+            blocks.append(_section(f"*{title.strip()}*\n{body.strip()}"))
+    return blocks
+
+
+class SlackBot:
+    def __init__(self, app: App, workspace: Path, tools: list[Tool], endpoint, allowed: set[str],
+                 redactor: Redactor):
+        self.app = app
+        self.client: WebClient = app.client
+        self.workspace = workspace
+        self.tools = tools
+        self.endpoint = endpoint
+        self.allowed = allowed
+        self.redact = redactor
+        self.home = rlpilot_home(workspace)
+        # The thread map has its own connection and lock; each turn opens the store for itself, so
+        # turns in different threads never share a connection.
+        self.store = Store(self.home)
+        self.store.db.execute(_THREADS)
+        self._threads_lock = threading.Lock()
+        self.pending: dict[str, Pending] = {}
+        self._pending_lock = threading.Lock()
+        self._busy: dict[str, threading.Lock] = {}
+        app.event("app_mention")(self.on_mention)
+        app.event("message")(self.on_message)
+        app.action(re.compile(r"^gate-\d+$"))(self.on_click)
+
+    # -- posting: the only way text leaves for Slack, always redacted ---------------------------
+
+    def _clean(self, payload: Any) -> Any:
+        return json.loads(self.redact(json.dumps(payload)))
+
+    def post(self, channel: str, thread_ts: str, text: str, blocks: list | None = None) -> str:
+        response = self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=self.redact(text),
+                                                blocks=self._clean(blocks) if blocks else None)
+        return response["ts"]
+
+    def update(self, channel: str, ts: str, text: str, blocks: list | None = None) -> None:
+        self.client.chat_update(channel=channel, ts=ts, text=self.redact(text),
+                                blocks=self._clean(blocks) if blocks else [])
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    def session_for(self, channel: str, thread_ts: str, create: bool) -> str | None:
+        """The id of the thread's session; a new one when `create` and the thread has none."""
+        with self._threads_lock:
+            row = self.store.db.execute("SELECT session_id FROM slack_threads WHERE channel = ? AND thread_ts = ?",
+                                        (channel, thread_ts)).fetchone()
+            if row or not create:
+                return row[0] if row else None
+            session_id = self.store.create("slack").id
+            self.store.db.execute("INSERT INTO slack_threads VALUES (?, ?, ?)", (channel, thread_ts, session_id))
+            return session_id
+
+    # -- listeners ------------------------------------------------------------------------------
+
+    def on_mention(self, event: dict[str, Any]) -> None:
+        thread_ts = event.get("thread_ts") or event["ts"]
+        self._turn(event["channel"], thread_ts, event.get("text", ""), create=True)
+
+    def on_message(self, event: dict[str, Any], context: dict[str, Any]) -> None:
+        # A mention also arrives as a message; on_mention has it. Bots and edits are not turns.
+        if event.get("subtype") or event.get("bot_id") or not event.get("thread_ts"):
+            return
+        if f"<@{context.get('bot_user_id')}>" in event.get("text", ""):
+            return
+        self._turn(event["channel"], event["thread_ts"], event.get("text", ""), create=False)
+
+    def _turn(self, channel: str, thread_ts: str, text: str, create: bool) -> None:
+        session_id = self.session_for(channel, thread_ts, create)
+        if session_id is None:
+            return
+        with self._threads_lock:
+            busy = self._busy.setdefault(session_id, threading.Lock())
+        if not busy.acquire(blocking=False):
+            self.post(channel, thread_ts, "I am still on the previous message in this thread; "
+                                          "send this one again when I am done.")
+            return
+        store = Store(self.home)
+        try:
+            self._run(store.open(session_id), channel, thread_ts, _MENTION.sub("", text).strip())
+        finally:
+            store.close()
+            busy.release()
+
+    def _run(self, session: Session, channel: str, thread_ts: str, text: str) -> None:
+        from agent.model import ModelClient
+
+        thread = ThreadSurface(self, channel, thread_ts)
+        client = ModelClient(self.endpoint, stream=False) if self.endpoint else None
+        agent = Agent(session, Surface(thread.emit, thread.ask), Context(workspace=self.workspace), client,
+                      self.tools)
+        start_conversation(agent)
+        if text.startswith("/"):
+            slash(agent, thread.emit, text)
+        elif client is None:
+            thread.emit({"type": "notice", "message": OFFLINE})
+        elif text:
+            agent.send(text)
+
+    def on_click(self, ack, body: dict[str, Any]) -> None:
+        ack()
+        value = json.loads(body["actions"][0]["value"])
+        user = body["user"]["id"]
+        with self._pending_lock:
+            pending = self.pending.get(value["q"])
+            if pending is None or pending.answered.is_set():
+                return  # already answered (or from before a restart): a second click does nothing
+            if pending.external and user not in self.allowed:
+                self.client.chat_postEphemeral(
+                    channel=pending.channel, user=user,
+                    text="Only the people on rlpilot's allowlist may answer this: it acts outside this machine.")
+                return
+            pending.answer = match_answer(pending.question, value["a"])
+            pending.answered.set()
+        text = f"{pending.question.prompt}\n→ *{pending.answer}* (answered by <@{user}>)"
+        self.update(pending.channel, pending.ts, text, [_section(text)])
+
+    def ask(self, question: Question, external: bool, channel: str, thread_ts: str) -> str | None:
+        question_id = uuid.uuid4().hex[:12]
+        suggestion = f" (suggested: {question.suggestion})" if question.suggestion else ""
+        blocks = [_section(f"*{question.prompt}*{suggestion}")]
+        if question.detail:
+            blocks.append(_section(_code(question.detail)))
+        blocks.append({"type": "actions", "block_id": f"gate-{question_id}", "elements": [
+            {"type": "button", "action_id": f"gate-{number}", "text": {"type": "plain_text", "text": option},
+             "value": json.dumps({"q": question_id, "a": option})}
+            for number, option in enumerate(question.options)]})
+        if external:
+            blocks.append({"type": "context", "elements": [
+                {"type": "mrkdwn", "text": "This acts outside this machine: only allowlisted users can answer."}]})
+        ts = self.post(channel, thread_ts, question.prompt + suggestion, blocks)
+        pending = Pending(question, external, channel, ts)
+        with self._pending_lock:
+            self.pending[question_id] = pending
+        if not pending.answered.wait(GATE_TIMEOUT_S):
+            with self._pending_lock:
+                if not pending.answered.is_set():
+                    pending.answered.set()
+                    minutes = int(GATE_TIMEOUT_S // 60)
+                    text = f"{question.prompt}\n→ no answer within {minutes} minutes; nothing was done"
+                    self.update(channel, ts, text, [_section(text)])
+        return pending.answer
+
+
+class ThreadSurface:
+    """One turn in one thread: events become messages, tool calls one message each, edited as they go."""
+
+    def __init__(self, bot: SlackBot, channel: str, thread_ts: str):
+        self.bot = bot
+        self.channel = channel
+        self.thread_ts = thread_ts
+        self._tool: str | None = None
+        self._tool_ts: str | None = None
+        self._progress_at = 0.0
+        self._last_text = ""
+
+    def emit(self, event: Event) -> None:
+        kind = event.get("type")
+        if kind == "assistant":
+            self.bot.post(self.channel, self.thread_ts, event["text"])
+        elif kind == "tool_call":
+            self._tool = event["name"]
+            self._tool_ts = self.bot.post(self.channel, self.thread_ts, f":hourglass_flowing_sand: `{self._tool}`")
+        elif kind == "progress" and self._tool_ts and time.monotonic() - self._progress_at > PROGRESS_EVERY_S:
+            self._progress_at = time.monotonic()
+            self.bot.update(self.channel, self._tool_ts, f":hourglass_flowing_sand: `{self._tool}` "
+                            f"{event.get('label', '')}: {event.get('done')}/{event.get('total') or '?'}")
+        elif kind == "tool_result" and self._tool_ts:
+            self._last_text = event.get("text") or failure_text(event)
+            mark = ":white_check_mark:" if event.get("ok") else ":warning:"
+            text = f"{mark} `{event['name']}`"
+            self.bot.update(self.channel, self._tool_ts, text, [_section(text), _section(_code(self._last_text))])
+        elif kind == "report":
+            self.bot.post(self.channel, self.thread_ts, self._last_text, report_blocks(self._last_text))
+        elif kind in ("error", "notice"):
+            self.bot.post(self.channel, self.thread_ts, f"rlpilot: {event['message']}")
+
+    def ask(self, question: Question) -> str | None:
+        external = self._tool is not None and by_name(self._tool).effect is Effect.EXTERNAL
+        return self.bot.ask(question, external, self.channel, self.thread_ts)
+
+
+class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+def http_server(app: App, host: str, port: int) -> WSGIServer:
+    """Bolt behind a WSGI server at /slack/events; bolt checks each request's signature."""
+    from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+    return make_server(host, port, SlackRequestHandler(app), server_class=_ThreadingWSGIServer)
+
+
+def build(bot_token: str, *, signing_secret: str | None, workspace: Path, allowed: set[str], endpoint=None,
+          base_url: str | None = None, secrets: tuple[str, ...] = ()) -> SlackBot:
+    """The bolt app and our listeners. Without a signing secret (Socket Mode) bolt skips verification."""
+    client = WebClient(token=bot_token, base_url=base_url) if base_url else WebClient(token=bot_token)
+    app = App(client=client, signing_secret=signing_secret or "",
+              request_verification_enabled=signing_secret is not None,
+              # turns wait on gate answers; the clicks that answer them need threads of their own
+              listener_executor=ThreadPoolExecutor(max_workers=16))
+    redactor = Redactor(extra=(bot_token, signing_secret or "", *secrets))
+    return SlackBot(app, workspace, available_tools(), endpoint, allowed, redactor)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="rlpilot slack", description="Run the rlpilot Slack bot.",
+                                     epilog="Tokens come from the environment: SLACK_BOT_TOKEN (xoxb-), and "
+                                            "SLACK_APP_TOKEN (xapp-) for Socket Mode or SLACK_SIGNING_SECRET "
+                                            "for --http.")
+    parser.add_argument("--http", action="store_true", help="receive events over HTTP instead of Socket Mode")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP mode: the address to listen on")
+    parser.add_argument("--port", type=int, default=3000, help="HTTP mode: the port (events at /slack/events)")
+    parser.add_argument("--allow", default=os.environ.get("RLPILOT_SLACK_ALLOW", ""), metavar="U1,U2",
+                        help="Slack user ids who may answer gates of external actions (default: "
+                             "$RLPILOT_SLACK_ALLOW); nobody else can approve a push or a launch")
+    add_endpoint_options(parser)
+    options = parser.parse_args(argv)
+    needed = ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET" if options.http else "SLACK_APP_TOKEN"]
+    missing = [name for name in needed if not os.environ.get(name)]
+    if missing:
+        print(f"rlpilot slack: set {' and '.join(missing)} (see the README's Slack section)", file=sys.stderr)
+        return 2
+    workspace = Path.cwd()
+    try:
+        endpoint = endpoint_of(options, workspace)
+    except BadInput as error:
+        print(f"rlpilot slack: {error.one_line()}", file=sys.stderr)
+        return 2
+    allowed = {user.strip() for user in options.allow.split(",") if user.strip()}
+    if not allowed:
+        print("rlpilot slack: no allowlist (--allow or RLPILOT_SLACK_ALLOW): nobody can approve external "
+              "actions", file=sys.stderr)
+    app_token = os.environ.get("SLACK_APP_TOKEN", "")
+    bot = build(os.environ["SLACK_BOT_TOKEN"], signing_secret=os.environ["SLACK_SIGNING_SECRET"] if options.http
+                else None, workspace=workspace, allowed=allowed, endpoint=endpoint, secrets=(app_token,))
+    if endpoint is None:
+        print(f"rlpilot slack: {OFFLINE}", file=sys.stderr)
+    if options.http:
+        server = http_server(bot.app, options.host, options.port)
+        print(f"rlpilot slack: listening on http://{options.host}:{server.server_port}/slack/events", file=sys.stderr)
+        server.serve_forever()
+    else:
+        from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+        SocketModeHandler(bot.app, app_token).start()
+    return 0

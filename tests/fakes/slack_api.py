@@ -1,0 +1,111 @@
+"""A local stand-in of the Slack Web API, for the real slack_sdk WebClient that bolt uses.
+
+    with SlackAPI() as slack:
+        WebClient(token=..., base_url=slack.base_url)   # "http://127.0.0.1:<port>/api/"
+        slack.calls("chat.postMessage")                 # every call's arguments, in order
+        slack.posted()                                  # posted messages, each with its ts
+
+A real HTTP server on 127.0.0.1 and a free port. It answers `auth.test` as a bot user `UBOT`,
+gives every posted message a fresh `ts`, and answers any other method with `{"ok": true}`.
+Arguments arrive form-encoded or as JSON (the SDK uses both); JSON-valued form fields such as
+`blocks` are decoded so tests can read them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs
+
+BOT_USER = "UBOT"
+TEAM = "T0TEST"
+
+
+class SlackAPI:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._ts = itertools.count(1)
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/api/"
+
+    def calls(self, method: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            return [r["args"] for r in self.requests if method is None or r["method"] == method]
+
+    def posted(self) -> list[dict[str, Any]]:
+        """Every chat.postMessage, with the `ts` it was given."""
+        with self._lock:
+            return [{**r["args"], "ts": r["answer"]["ts"]} for r in self.requests if r["method"] == "chat.postMessage"]
+
+    def wait_for(self, method: str, count: int = 1, timeout: float = 60.0) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.calls(method)
+            if len(found) >= count:
+                return found
+            time.sleep(0.05)
+        raise AssertionError(f"{method} called {len(self.calls(method))} times, not {count}, within {timeout}s")
+
+    def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        if method == "auth.test":
+            return {"ok": True, "user_id": BOT_USER, "bot_id": "BBOT", "team_id": TEAM, "user": "rlpilot",
+                    "team": "test", "url": "https://test.invalid/"}
+        if method in ("chat.postMessage", "chat.update"):
+            ts = args.get("ts") or f"1700000000.{next(self._ts):06d}"
+            return {"ok": True, "channel": args.get("channel"), "ts": ts, "message": {"text": args.get("text")}}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
+        return {"ok": True}
+
+    def __enter__(self) -> SlackAPI:
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                method = self.path.split("?")[0].rsplit("/", 1)[-1]
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                if "json" in (self.headers.get("Content-Type") or ""):
+                    args = json.loads(raw or "{}")
+                else:
+                    args = {k: _maybe_json(v[0]) for k, v in parse_qs(raw).items()}
+                with api._lock:
+                    answer = api._answer(method, args)
+                    api.requests.append({"method": method, "args": args, "answer": answer,
+                                         "authorization": self.headers.get("Authorization")})
+                body = json.dumps(answer).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _maybe_json(value: str) -> Any:
+    if value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except ValueError:
+            pass
+    return value

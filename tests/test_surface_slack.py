@@ -1,0 +1,184 @@
+"""The Slack bot in HTTP mode: signed requests to bolt over real HTTP, a stand-in of the Slack Web API."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from agent_support import call, scripted
+from fakes.openai_server import Reply, ScriptedOpenAIServer
+from fakes.prime_api import PrimeAPI
+from fakes.slack_api import SlackAPI
+from ops_support import env_package, prime_env, use_env
+from slack_sdk.signature import SignatureVerifier
+
+from agent.model import Endpoint
+from agent.sessions import Store
+from agent.surfaces.slack_app import build, http_server
+from tools.workspace import rlpilot_home
+
+SIGNING_SECRET = "test-signing-secret-0123456789"
+BOT_TOKEN = "xoxb-0000-1111-test-bot-token"
+LEAKY_KEY = "sk-abcdefghijklmnopqrstuvwxyz"
+CHANNEL = "C0TEST"
+MENTION_TS = "1699999999.000100"
+
+
+class Bot:
+    """Our bolt app served on 127.0.0.1, and a way to send it what Slack would send."""
+
+    def __init__(self, workspace: Path, slack: SlackAPI, model_url: str | None):
+        endpoint = Endpoint(model_url, "stub-model", "RLPILOT_TEST_KEY", "test") if model_url else None
+        self.bot = build(BOT_TOKEN, signing_secret=SIGNING_SECRET, workspace=workspace, allowed={"UALLOWED"},
+                         endpoint=endpoint, base_url=slack.base_url)
+        self.server = http_server(self.bot.app, "127.0.0.1", 0)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/slack/events"
+
+    def send(self, body: str, content_type: str, signature: str | None = None) -> int:
+        timestamp = str(int(time.time()))
+        signature = signature or SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=timestamp, body=body)
+        request = urllib.request.Request(self.url, data=body.encode(), method="POST", headers={
+            "Content-Type": content_type, "X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    def event(self, event: dict, signature: str | None = None) -> int:
+        body = {"token": "unused", "team_id": "T0TEST", "api_app_id": "A0TEST", "type": "event_callback",
+                "event_id": f"Ev{time.monotonic_ns()}", "event_time": int(time.time()),
+                "event": {"channel": CHANNEL, "event_ts": event["ts"], **event}}
+        return self.send(json.dumps(body), "application/json", signature)
+
+    def click(self, user: str, question_message: dict, answer: str) -> int:
+        buttons = next(b for b in question_message["blocks"] if b["type"] == "actions")["elements"]
+        button = next(b for b in buttons if b["text"]["text"] == answer)
+        payload = {"type": "block_actions", "user": {"id": user}, "api_app_id": "A0TEST", "token": "unused",
+                   "team": {"id": "T0TEST"}, "channel": {"id": CHANNEL}, "trigger_id": "1.2.3",
+                   "container": {"type": "message", "channel_id": CHANNEL, "message_ts": question_message["ts"]},
+                   "actions": [{"type": "button", "action_id": button["action_id"], "value": button["value"],
+                                "block_id": "b", "action_ts": str(time.time())}]}
+        return self.send(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _question(slack: SlackAPI) -> dict:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for message in slack.posted():
+            if any(block["type"] == "actions" for block in message.get("blocks") or []):
+                return message
+        time.sleep(0.05)
+    raise AssertionError("no question was posted")
+
+
+def _wait_for_text(slack: SlackAPI, text: str, timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for args in slack.calls("chat.postMessage"):
+            if text in args.get("text", ""):
+                return args
+        time.sleep(0.05)
+    raise AssertionError(f"nothing posted with {text!r}: {[a.get('text') for a in slack.calls()]}")
+
+
+@pytest.fixture(autouse=True)
+def fresh_urllib_opener():
+    """urllib builds its global opener once, with the proxy variables of that moment; a test that ran
+    with `use_env` (a closed proxy for all but loopback) would leave it behind for the next."""
+    urllib.request.install_opener(None)
+    yield
+    urllib.request.install_opener(None)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+def test_a_thread_is_a_session_and_its_gate_is_answered_once_by_an_allowed_user(workspace, tmp_path, monkeypatch):
+    env_package(workspace, "echo-env")
+    script = scripted(call("env_push", env="echo-env", visibility="PUBLIC"),
+                      Reply(f"Pushed. (the bot token is {BOT_TOKEN}, a key {LEAKY_KEY})"),
+                      Reply("Same session, still here."))
+    with PrimeAPI() as api, SlackAPI() as slack, ScriptedOpenAIServer(script) as model:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api))
+        bot = Bot(workspace, slack, model.base_url)
+        try:
+            assert bot.event({"type": "app_mention", "user": "UALICE", "ts": MENTION_TS,
+                              "text": "<@UBOT> push echo-env please"}) == 200
+            question = _question(slack)
+            assert question["channel"] == CHANNEL and question["thread_ts"] == MENTION_TS
+            assert "PUBLIC or PRIVATE" in question["text"] and "suggested: PUBLIC" in question["text"]
+
+            assert bot.click("UBOB", question, "PRIVATE") == 200
+            refusal = slack.wait_for("chat.postEphemeral")[0]
+            assert refusal["user"] == "UBOB" and "allowlist" in refusal["text"]
+            assert api.seen("POST", "/api/v1/environmentshub/resolve") == []
+
+            assert bot.click("UALLOWED", question, "PRIVATE") == 200
+            answered = next(u for u in slack.wait_for("chat.update") if u["ts"] == question["ts"])
+            assert "PRIVATE" in answered["text"] and "UALLOWED" in answered["text"]
+            assert not any(b["type"] == "actions" for b in answered["blocks"])
+            _wait_for_text(slack, "Pushed.")
+
+            calls_before = len(slack.requests)
+            assert bot.click("UALLOWED", question, "PUBLIC") == 200
+            time.sleep(0.5)
+            assert len(slack.requests) == calls_before  # the second click does nothing
+
+            assert bot.event({"type": "message", "user": "UALICE", "ts": "1699999999.000200",
+                              "thread_ts": MENTION_TS, "text": "and now?"}) == 200
+            followup = _wait_for_text(slack, "Same session")
+        finally:
+            bot.close()
+        resolves = api.seen("POST", "/api/v1/environmentshub/resolve")
+    assert [r["body"]["visibility"] for r in resolves] == ["PRIVATE"]
+    assert followup["thread_ts"] == MENTION_TS
+    replayed = [m.get("content") for m in model.requests[-1]["messages"] if m["role"] == "user"]
+    assert replayed == ["push echo-env please", "and now?"]
+    sessions = Store(rlpilot_home(workspace)).list()
+    assert [s["surface"] for s in sessions] == ["slack"]
+    tool_message = next(u for u in slack.calls("chat.update") if ":white_check_mark:" in u["text"])
+    assert "env_push" in tool_message["text"]
+    posted = json.dumps(slack.calls())
+    for secret in (BOT_TOKEN, LEAKY_KEY, SIGNING_SECRET, api.api_key):
+        assert secret not in posted
+
+
+def test_requests_without_a_valid_signature_are_refused(workspace):
+    with SlackAPI() as slack:
+        bot = Bot(workspace, slack, None)
+        try:
+            status = bot.event({"type": "app_mention", "user": "UALICE", "ts": MENTION_TS, "text": "<@UBOT> /stack"},
+                               signature="v0=" + "0" * 64)
+            time.sleep(0.3)
+        finally:
+            bot.close()
+    assert status == 401
+    assert slack.calls("chat.postMessage") == []
+
+
+def test_offline_the_bot_still_serves_slash_commands_in_the_thread(workspace):
+    with SlackAPI() as slack:
+        bot = Bot(workspace, slack, None)
+        try:
+            bot.event({"type": "app_mention", "user": "UALICE", "ts": MENTION_TS, "text": "<@UBOT> /stack"})
+            slack.wait_for("chat.update")
+        finally:
+            bot.close()
+    result = slack.calls("chat.update")[0]
+    assert "stack_info" in result["text"] and ":white_check_mark:" in result["text"]
