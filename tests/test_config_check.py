@@ -192,3 +192,10 @@ def test_cli_exit_codes_and_json_shape(shared_fixtures: Path, tmp_path: Path) ->
     assert unreadable.returncode == 2 and unreadable.stdout == ""
     assert len(unreadable.stderr.strip().splitlines()) == 1 and "line 1" in unreadable.stderr
     assert read_text(bad) == "x = [\n"
+
+
+@pytest.mark.parametrize(("name", "dialect"), [("tiny-arith.toml", Dialect.CURRENT),
+                                               ("tiny-arith-classic.toml", Dialect.CLASSIC)])
+def test_bundled_example_configs_check_clean(name: str, dialect: Dialect) -> None:
+    result = check_config(Path(__file__).parents[1] / "configs/training" / name, installed=NOTHING)
+    assert result.dialect == dialect and result.errors == []

@@ -76,7 +76,7 @@ class CheckResult(ToolResult):
         counts = {s: sum(f.severity == s for f in self.findings) for s in ("error", "warning", "info")}
         lines = [f"{self.path}: {self.dialect} ({self.detected})"]
         lines += [render_finding(f) for f in self.findings]
-        lines.append(", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items()))
+        lines.append(", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s, n in counts.items()))
         return "\n".join(lines)
 
 
