@@ -229,3 +229,16 @@ def test_newer_run_directory_layout_and_time_keyed_rows(tmp_path):
     assert kind == "run-dir" and len(run.steps) == 10 and run.notes == []
     path.write_text(json.dumps({"step": None, "inference/agg/num_requests_running/mean": 12}) + "\n")
     assert "\"step\": null" in _refused(path).message
+
+
+def test_json_logging_starting_with_a_progress_event_and_loguru_records(tmp_path):
+    path = tmp_path / "orchestrator.log"
+    step = "Step 3 | 10.0s | Reward 0.2500 | Trainable 32/64 (50.0%)"
+    path.write_text("\n".join([
+        json.dumps({"type": "progress", "desc": "rollouts", "current": 1, "total": 8, "percent": 12.5}),
+        json.dumps({"timestamp": "2026-08-21T12:00:00Z", "level": "SUCCESS", "message": step}),
+        json.dumps({"text": "12:00:01 | SUCCESS | ...", "record": {"message": step.replace("Step 3", "Step 4")}}),
+    ]) + "\n")
+    kind, run = read(path)
+    assert kind == "json-log" and list(run.steps) == [3, 4]
+    assert list(run.series["trainable_frac"].values) == [0.5, 0.5]

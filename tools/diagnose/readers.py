@@ -44,6 +44,8 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|nan|inf(?:inity)
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)\b")
 _SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _OOM = re.compile(r"out of memory|OutOfMemory|OOMKilled|\bOOM\b", re.IGNORECASE)
+# prime-rl's JSON logging (timestamp, level, message, ...) and loguru's own (text, record).
+_LOG_RECORD_KEYS = frozenset({"message", "level", "record", "text"})
 _METRICS_ARRAY = re.compile(r'"metrics"\s*:\s*\[')
 # Where the file monitor writes in a run directory: `monitors/file/` on newer main, the root before.
 _METRICS_PLACES = ("metrics.jsonl", "monitors/file/metrics.jsonl")
@@ -94,7 +96,7 @@ def detect(path: Path) -> str:
                            f"metrics.jsonl needs one object per line; {HINT}") from None
         if isinstance(record, dict) and isinstance(record.get("metrics"), list) and "step" not in record:
             return "prime-train-metrics"
-        if isinstance(record, dict) and ("message" in record or "record" in record or "text" in record):
+        if isinstance(record, dict) and (_LOG_RECORD_KEYS & record.keys() or record.get("type") == "progress"):
             return "json-log"
         return "metrics-jsonl"
     if "," in first and _step_column(first.split(",")) is not None:

@@ -197,6 +197,7 @@ class Collector:
     def __init__(self) -> None:
         self._seen: set[str] = set()
         self._routed: list[tuple[str, Track]] = []  # only these names are looked up in each row
+        self._routed_names: set[str] = set()
         self._tracks: list[Track] = []
         self._steps = array("q")
         self.nonfinite: dict[str, Bad] = {}
@@ -230,7 +231,7 @@ class Collector:
             else:
                 self._bad(name, step)
         if scan:
-            routed = {name for name, _ in self._routed}
+            routed = self._routed_names
             for name, value in row.items():
                 if name not in routed and _is_nonfinite(value):
                     self._bad(name, step)
@@ -256,6 +257,7 @@ class Collector:
             if track is not None:
                 self._tracks.append(track)
                 self._routed.append((name, track))
+                self._routed_names.add(name)
 
     def finish(self) -> Run:
         best: dict[str, Track] = {}
