@@ -49,13 +49,16 @@ def _keys(text: str) -> frozenset[str]:
 _PRIME_TRAIN_KEYS = "name env_file env_files image_tag gpu_type volume volume_size source_ref type"
 _DEPLOYMENT = _keys("type num_train_gpus num_infer_gpus gpus_per_node num_train_nodes num_infer_nodes "
                     "num_infer_replicas nodes_per_fsdp_group orchestrator_on_inference")
-# Fields of the transition-era OrchestratorConfig (packages/prime-rl-configs, mid 2026), which the
-# other eras are described against.
+# Fields of the OrchestratorConfig of spring and summer 2026 (packages/prime-rl-configs), which the
+# other eras are described against; an unknown-key is an error, so a field that may have left in
+# between stays listed rather than risk flagging a valid config.
 _ORCHESTRATOR_COMMON = ("model actor algorithms algo models train tokenizer renderer pool_size optim eval log "
                         "wandb prime_monitor collect_inference_metrics inference_metrics_roles ckpt "
                         "weight_broadcast rollout_transport output_dir tasks_per_minute batch_size "
                         "token_batch_size group_size seq_len num_train_workers max_steps max_off_policy_steps "
-                        "bench heartbeat env_install_prerelease experimental")
+                        "bench heartbeat env_install_prerelease experimental client seed advantage "
+                        "teacher_model teacher_rollout_model use_sft_loss enable_policy_updates use_token_client "
+                        "use_renderer")
 
 SECTIONS: dict[Dialect, dict[str, frozenset[str]]] = {
     LAB: {
@@ -67,12 +70,12 @@ SECTIONS: dict[Dialect, dict[str, frozenset[str]]] = {
         "sampling": _keys("max_tokens temperature temp_scheduler extra_body enable_thinking reasoning_effort"),
     },
     CLASSIC: {
-        "": _keys("max_steps seq_len output_dir clean_output_dir dry_run bench model tokenizer ckpt log wandb "
-                  "weight_broadcast deployment slurm env_vars trainer orchestrator inference "
-                  "inference_gpu_ids trainer_gpu_ids teacher_gpu_ids"),
+        "": _keys("max_steps seq_len max_model_len max_async_level output_dir clean_output_dir dry_run bench model "
+                  "tokenizer ckpt log wandb weight_broadcast deployment slurm env_vars trainer orchestrator "
+                  "inference experimental inference_gpu_ids trainer_gpu_ids teacher_gpu_ids"),
         "orchestrator": _keys(_ORCHESTRATOR_COMMON + " rollouts_per_example sampling env val buffer "
                               "max_async_level strict_async_level oversampling_factor max_inflight_rollouts "
-                              "max_concurrent workers_per_env client seed verification lora_name advantage"),
+                              "max_concurrent workers_per_env verification lora_name filters"),
         "orchestrator.sampling": _keys("max_tokens temperature temp_scheduler min_tokens repetition_penalty "
                                        "seed top_p extra_body"),
         "orchestrator.buffer": _keys("seed env_ratios easy_threshold hard_threshold easy_fraction hard_fraction "
@@ -80,22 +83,23 @@ SECTIONS: dict[Dialect, dict[str, frozenset[str]]] = {
         "deployment": _DEPLOYMENT,
     },
     TRANSITION: {
-        "": _keys("max_steps seq_len output_dir clean_output_dir dry_run bench model tokenizer ckpt log wandb "
-                  "file_monitor weight_broadcast rollout_transport deployment slurm env_vars trainer "
-                  "orchestrator inference"),
+        "": _keys("max_steps seq_len max_model_len output_dir clean_output_dir dry_run bench model tokenizer ckpt "
+                  "log wandb file_monitor weight_broadcast rollout_transport deployment slurm env_vars trainer "
+                  "orchestrator inference experimental"),
         # `env`, `sampling` and `rollouts_per_example` were deprecated aliases, still accepted.
         "orchestrator": _keys(_ORCHESTRATOR_COMMON + " env sampling rollouts_per_example oversampling_factor "
                               "max_inflight_rollouts pre_batch_filters post_batch_filters"),
-        "orchestrator.train": _keys("env sampling max_retries"),
-        "orchestrator.train.sampling": _keys("temperature max_completion_tokens max_tokens extra_body"),
+        "orchestrator.train": _keys("env sampling max_retries num_workers"),
+        "orchestrator.train.sampling": _keys("temperature max_completion_tokens max_tokens extra_body "
+                                             "repetition_penalty min_tokens seed"),
         "orchestrator.eval": _keys("env sampling num_examples group_size rollouts_per_example max_retries interval "
                                    "skip_first_step"),
         "deployment": _DEPLOYMENT,
     },
     CURRENT: {
-        "": _keys("max_steps seq_len output_dir clean clean_output_dir dry_run bench model tokenizer run ckpt "
-                  "resume log monitors wandb file_monitor weight_broadcast rollout_transport deployment slurm "
-                  "env_vars trainer orchestrator inference k8s " + _PRIME_TRAIN_KEYS),
+        "": _keys("max_steps seq_len max_model_len output_dir clean clean_output_dir dry_run bench model tokenizer "
+                  "run ckpt resume log monitors wandb file_monitor weight_broadcast rollout_transport deployment "
+                  "slurm env_vars trainer orchestrator inference experimental k8s " + _PRIME_TRAIN_KEYS),
         "orchestrator": _keys(_ORCHESTRATOR_COMMON + " concurrency oversampling_factor max_inflight_episodes "
                               "pre_batch_filters post_batch_filters"),
         "orchestrator.train": _keys("source sampling filter_zero_advantages max_retries"),
@@ -177,6 +181,12 @@ CHANGES: tuple[Change, ...] = (
                 "`enforce = true` replaces `online_difficulty_filtering`; " + _ZERO_ADV_HINT),
     Change("orchestrator.max_async_level", None, CLASSIC, TRANSITION,
            "`max_async_level` was removed; the async lag is fixed at 1 (2026-05-25, prime-rl #2631)",
+           hint="bound staleness with `orchestrator.max_off_policy_steps` (default 8)"),
+    Change("max_async_level", None, CLASSIC, TRANSITION,
+           "the shared `max_async_level` was removed; the async lag is fixed at 1 (2026-05-25, prime-rl #2631)",
+           hint="bound staleness with `orchestrator.max_off_policy_steps` (default 8)"),
+    Change("trainer.max_async_level", None, CLASSIC, TRANSITION,
+           "the trainer's `max_async_level` was removed; the async lag is fixed at 1 (2026-05-25, prime-rl #2631)",
            hint="bound staleness with `orchestrator.max_off_policy_steps` (default 8)"),
     Change("orchestrator.strict_async_level", None, CLASSIC, TRANSITION,
            "`strict_async_level` was removed with `max_async_level` (2026-05-25, prime-rl #2631)",

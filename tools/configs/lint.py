@@ -280,7 +280,8 @@ def playbook_findings(view: View) -> list[Finding]:
                                  f"playbook's {MIN_BATCH} for quick tests (512 for complex tasks)",
                                  f"raise {batch_key} to {MIN_BATCH} or more"))
     found += concurrency_findings(view, max(groups, default=1))
-    if view.dialect == Dialect.CLASSIC and view.get("orchestrator.max_async_level") is None:
+    levels = ("orchestrator.max_async_level", "max_async_level", "trainer.max_async_level")
+    if view.dialect == Dialect.CLASSIC and all(view.get(key) is None for key in levels):
         found.append(finding("async-level-implicit", "orchestrator.max_async_level", "orchestrator.max_async_level "
                              "is not set: the run takes the default (1), which decides how stale rollouts may be",
                              "set orchestrator.max_async_level explicitly (1 is required with NCCL broadcast)"))
