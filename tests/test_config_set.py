@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 from tools.configs.document import line_of, walk
 from tools.configs.edit import backups_of, restore, set_keys
+from tools.configs.migrate import migrate
+from tools.configs.tune import tune
 from tools.contract import BadInput, ToolError
 
 SAMPLES = [f for f in fixture_files() if "slurm" not in f]
@@ -231,3 +233,30 @@ def test_cli_set_prints_a_diff_and_json_deltas(tmp_path: Path) -> None:
     refused = rlpilot("config", "set", str(path), "orchestrator.batch_size=100", cwd=tmp_path)
     assert refused.returncode == 1 and "--force" in refused.stderr
     assert "group_size = 16" in path.read_text() and len(backups_of(path, tmp_path)) == 1
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    (None, "no such file"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "binary file"),
+    (b"[orchestrator]\nbatch_size = = 3\n", "invalid TOML at line 2"),
+    (b"[orchestrator]\ngroup_size = \"eight\"\n", "must be an integer"),
+])
+def test_every_config_tool_refuses_bad_files_and_leaves_them(tmp_path: Path, content: bytes | None,
+                                                             needle: str) -> None:
+    path = tmp_path / "rl.toml"
+    if content is not None:
+        path.write_bytes(content)
+    calls = [lambda: set_keys(path, {"orchestrator.batch_size": 256}, workspace=tmp_path, installed=NOTHING),
+             lambda: migrate(path, "prime-rl-current", workspace=tmp_path, installed=NOTHING),
+             lambda: tune(path, apply=True, workspace=tmp_path, installed=NOTHING)]
+    for call in calls:
+        with pytest.raises(BadInput) as raised:
+            call()
+        assert needle in raised.value.message
+        assert (path.read_bytes() if path.exists() else None) == content
+    assert not (tmp_path / ".rlpilot").exists()
+
+
+def test_a_directory_is_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="is a directory"):
+        set_keys(tmp_path, {"a": 1}, workspace=tmp_path, installed=NOTHING)
