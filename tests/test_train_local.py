@@ -153,3 +153,21 @@ def test_watch_follows_a_local_run_to_its_end(machine, shared_fixtures, monkeypa
     assert result.ended and result.status == "finished" and not result.stop_suggested
     assert result.last_step == 40 and result.checks >= 2
     assert [e for e in events if e["type"] == "progress"][-1]["done"] == 40
+
+
+def test_a_checkpoint_is_served_evaluated_and_stopped(machine, monkeypatch, tmp_path_factory):
+    from eval_support import environments_venv
+
+    from tools.training.serve import CheckpointEvalInput, train_eval
+
+    workspace, _, environment = machine
+    env = environment(gpus=2, VIRTUAL_ENV=str(environments_venv(tmp_path_factory.getbasetemp() / "eval-venv")))
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "UV_OFFLINE"):  # vf-eval's harness set-up may use the index
+        del env[name]
+    use_env(monkeypatch, env)
+    result = train_eval(CheckpointEvalInput(checkpoint="outputs/step_40", env="tiny-arith", num_examples=3,
+                                            rollouts=2, upload=False), Context(workspace=workspace))
+    assert result.server[1:3] == ["run", "inference"] and result.still_running == []
+    assert result.eval.ok and result.eval.model == "outputs/step_40"
+    assert result.eval.summary.rollouts == 6 and result.eval.summary.reward.mean == 1.0
+    assert "127.0.0.1" in result.base_url

@@ -171,6 +171,13 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Follow a run: diagnose new metrics as they come, report new findings, say when to stop it.",
     ),
     ToolEntry(
+        "train_eval",
+        ("train", "eval"),
+        "tools.training.serve:train_eval",
+        Effect.EXTERNAL,
+        "Serve a local checkpoint on a free port, smoke-eval it with `eval run`, then stop the server.",
+    ),
+    ToolEntry(
         "report",
         ("report",),
         "agent.report:report",

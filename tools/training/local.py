@@ -128,19 +128,24 @@ def _start(plan: LaunchPlan, problems: list[Problem], stack: StackResult, ctx: C
     (folder / "outputs").mkdir(parents=True)
     argv = run_argv(stack.uv.path, Path(plan.config), folder / "outputs")
     plan.command = argv
-    supervisor = [sys.executable, "-P", SUPERVISOR, "--log", folder / "output.log", "--exit", folder / "exit.json",
-                  "--cwd", stack.prime_rl.path, "--run", run_id, "--", *argv]
-    started = process.run(supervisor, env=child_environment(), timeout=30)
-    if not started.ok or not started.stdout.strip().isdigit():
-        raise ToolError("launch-failed", f"the run could not be started: {started.last_lines()}",
-                        f"see {folder / 'output.log'}")
+    pid = spawn(argv, Path(stack.prime_rl.path), folder, run_id)
     record = records.RunRecord(id=run_id, target="local", config=plan.config, started_at=records.now(),
-                               summary=plan.model_dump(), pid=int(started.stdout.strip()), argv=argv,
-                               prime_rl=stack.prime_rl.path)
+                               summary=plan.model_dump(), pid=pid, argv=argv, prime_rl=stack.prime_rl.path)
     records.save(ctx.workspace, record)
     return LaunchResult(launched=True, run=run_id, plan=plan, problems=problems,
                         next=f"follow it: `rlpilot train status {run_id}`, `rlpilot train watch {run_id}`; "
                              f"stop it with `rlpilot train stop {run_id}`")
+
+
+def spawn(argv: list[str], cwd: Path, folder: Path, name: str) -> int:
+    """Start `argv` under the supervisor, logging to `folder/output.log`; the pid of its process group."""
+    supervisor = [sys.executable, "-P", SUPERVISOR, "--log", folder / "output.log", "--exit", folder / "exit.json",
+                  "--cwd", cwd, "--run", name, "--", *argv]
+    started = process.run(supervisor, env=child_environment(), timeout=30)
+    if not started.ok or not started.stdout.strip().isdigit():
+        raise ToolError("launch-failed", f"{argv[0]} could not be started: {started.last_lines()}",
+                        f"see {folder / 'output.log'}")
+    return int(started.stdout.strip())
 
 
 # -- following a run -------------------------------------------------------------------------
@@ -213,21 +218,26 @@ def log_lines(record: records.RunRecord, workspace: Path, component: str | None,
         return []
 
 
-def stop(record: records.RunRecord, workspace: Path) -> list[int]:
+def stop_group(pgid: int) -> list[int]:
     """TERM to the whole group, KILL after the grace period; the pids still alive (none, normally)."""
-    assert record.pid is not None
-    if not group_members(record.pid):
-        return []
     for sig, wait in ((signal.SIGTERM, STOP_GRACE_SECONDS), (signal.SIGKILL, 5.0)):
-        if not group_members(record.pid):
+        if not group_members(pgid):
             break
         try:
-            os.killpg(record.pid, sig)
+            os.killpg(pgid, sig)
         except ProcessLookupError:
             break
         deadline = time.monotonic() + wait
-        while group_members(record.pid) and time.monotonic() < deadline:
+        while group_members(pgid) and time.monotonic() < deadline:
             time.sleep(0.1)
+    return group_members(pgid)
+
+
+def stop(record: records.RunRecord, workspace: Path) -> list[int]:
+    assert record.pid is not None
+    if not group_members(record.pid):
+        return []
+    left = stop_group(record.pid)
     record.stopped_at = records.now()
     records.save(workspace, record)
-    return group_members(record.pid)
+    return left

@@ -1,0 +1,121 @@
+"""`rlpilot train eval CHECKPOINT --env ENV`: the playbook's train -> eval loop on this machine.
+
+Serve the checkpoint (prime-rl's `inference` entry point in the checkout, else `vllm serve` from
+the GPU extra) on a free loopback port, wait until it answers `/v1/models`, run `eval run`
+against it, and stop the server whatever happened. prime-rl at HEAD saves DCP checkpoints only
+(weights in HF format were removed on 2026-08-20), so CHECKPOINT is a folder vLLM can load
+(HF format) or a model id.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from tools import process
+from tools.contract import Arg, Context, ToolError, ToolResult
+from tools.evals.run import EvalRunInput, EvalRunResult, eval_run
+from tools.stack import StackInput, stack_info
+from tools.training import local
+from tools.workspace import rlpilot_home, search_path, workspace_interpreter
+
+
+class CheckpointEvalInput(BaseModel):
+    checkpoint: Annotated[str, Arg(positional=True, metavar="CHECKPOINT"),
+                          Field(description="A model folder in HF format, or a model id, to serve.")]
+    env: Annotated[str, Field(description="The installed environment to evaluate it on.")]
+    prime_rl: Annotated[Path | None, Arg(metavar="PATH"),
+                        Field(description="The prime-rl checkout whose `inference` serves it.")] = None
+    num_examples: Annotated[int, Arg(short="-n"), Field(ge=1, description="Examples to evaluate.")] = 20
+    rollouts: Annotated[int, Arg(short="-r"), Field(ge=1, description="Rollouts per example.")] = 3
+    ready_minutes: Annotated[float, Field(gt=0, description="How long the server may take to come up.")] = 15
+    upload: Annotated[bool, Arg(user_decision=True),
+                      Field(description="Upload the eval results (vf-eval's default); --no-upload only when "
+                                        "the user asked.")] = True
+
+
+class CheckpointEvalResult(ToolResult):
+    checkpoint: str
+    server: list[str] = Field(description="The command that served the checkpoint.")
+    base_url: str
+    ready_seconds: float
+    server_log: str
+    still_running: list[int] = Field(default_factory=list, description="Server processes that would not stop.")
+    eval: EvalRunResult
+
+    def render(self) -> str:
+        lines = [f"served {self.checkpoint} at {self.base_url} (ready in {self.ready_seconds:.0f} s)",
+                 self.eval.render()]
+        if self.still_running:
+            lines.append(f"server processes still running: {', '.join(map(str, self.still_running))}")
+        return "\n".join(lines)
+
+    def exit_code(self) -> int:
+        return 1 if self.still_running else self.eval.exit_code()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def server_argv(checkpoint: str, port: int, uv: str | None, vllm: str | None, prime_rl: bool) -> list[str]:
+    if prime_rl and uv:
+        return [uv, "run", "inference", "--model.name", checkpoint, "--server.port", str(port)]
+    if vllm:
+        return [vllm, "serve", checkpoint, "--host", "127.0.0.1", "--port", str(port)]
+    raise ToolError("no-inference-server", "nothing here can serve a checkpoint: no prime-rl checkout with uv, "
+                    "and no vLLM in the workspace", "pass --prime-rl PATH, or install the GPU extra "
+                    "(`uv sync --extra gpu`) for vLLM")
+
+
+def train_eval(args: CheckpointEvalInput, ctx: Context) -> CheckpointEvalResult:
+    stack = stack_info(StackInput(prime_rl=args.prime_rl), ctx)
+    environ = {"PATH": search_path(workspace_interpreter(ctx.workspace))}
+    port = free_port()
+    argv = server_argv(args.checkpoint, port, stack.uv.path if stack.uv else None, process.which("vllm", environ),
+                       stack.prime_rl is not None)
+    cwd = Path(stack.prime_rl.path) if stack.prime_rl and argv[1:3] == ["run", "inference"] else ctx.workspace
+    folder = rlpilot_home(ctx.workspace) / "serve" / f"serve-{uuid.uuid4().hex[:8]}"
+    folder.mkdir(parents=True)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    started = time.monotonic()
+    pid = local.spawn(argv, cwd, folder, folder.name)
+    try:
+        _wait_ready(base_url, pid, folder / "output.log", started + args.ready_minutes * 60, ctx)
+        ready = time.monotonic() - started
+        result = eval_run(EvalRunInput(env=args.env, model=args.checkpoint, base_url=base_url,
+                                       num_examples=args.num_examples, rollouts=args.rollouts, upload=args.upload),
+                          ctx)
+    finally:
+        left = local.stop_group(pid)
+    return CheckpointEvalResult(checkpoint=args.checkpoint, server=argv, base_url=base_url, ready_seconds=ready,
+                                server_log=str(folder / "output.log"), still_running=left, eval=result)
+
+
+def _wait_ready(base_url: str, pid: int, log: Path, deadline: float, ctx: Context) -> None:
+    # The server is on loopback: a proxy from the environment must not be asked for it.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    ctx.emit({"type": "log", "line": f"waiting for the server at {base_url} (log: {log})"})
+    while time.monotonic() < deadline:
+        if not local.group_members(pid):
+            tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:]) if log.exists() else ""
+            raise ToolError("server-failed", f"the server exited before it answered: {tail}", f"see {log}")
+        try:
+            with opener.open(f"{base_url}/models", timeout=5) as answer:
+                if answer.status == 200 and json.load(answer).get("data") is not None:
+                    return
+        except (urllib.error.URLError, OSError, ValueError):
+            pass
+        time.sleep(1.0)
+    raise ToolError("server-not-ready", f"the server did not answer at {base_url} in time", f"see {log}; raise "
+                    "--ready-minutes for a large model")
