@@ -82,8 +82,9 @@ def main() -> int:
         print(f"json.loads of every line: {parsed:.2f} s")
         print(f"diagnose:                 {diagnosed:.2f} s")
         print(f"ratio: {ratio:.2f}x (target <= {TARGET}x) {'ok' if ratio <= TARGET else 'OVER TARGET'}")
-        print(f"peak traced memory: parse {peak_mib(parse_only, path):.1f} MiB, "
-              f"diagnose {peak_mib(run_diagnose, path):.1f} MiB")
+        diagnose_peak = peak_mib(run_diagnose, path)
+        print(f"peak traced memory: parse {peak_mib(parse_only, path):.2f} MiB, diagnose {diagnose_peak:.1f} MiB "
+              f"({diagnose_peak * 2**20 / options.steps:.0f} bytes/step; the file is {size:.0f} MiB)")
     return 0 if ratio <= TARGET else 1
 
 
