@@ -12,6 +12,7 @@ Names: shared/research/prime-rl.md section 3.3 (HEAD and classic-era metrics.jso
 from __future__ import annotations
 
 import math
+import operator
 import re
 from array import array
 from bisect import bisect_left, bisect_right
@@ -304,7 +305,7 @@ def _is_nonfinite(value: object) -> bool:
 def _tidy(track: Track) -> Series:
     """Sort by step and keep one value per step."""
     steps, values = track.steps, track.values
-    if any(steps[i] > steps[i + 1] for i in range(len(steps) - 1)):
+    if not all(map(operator.le, steps, steps[1:])):
         order = sorted(range(len(steps)), key=steps.__getitem__)  # stable: arrival order kept per step
         steps = array("q", (steps[i] for i in order))
         values = array("d", (values[i] for i in order))

@@ -9,6 +9,7 @@ Findings are judged on windows, never on one point, so a healthy noisy run raise
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -265,7 +266,8 @@ def check_nonfinite(view: View) -> Hit | None:
     for found in run.series.values():
         if len(found) < MIN_TREND_POINTS:
             continue
-        interval = stats.median([b - a for a, b in zip(found.steps, found.steps[1:], strict=False)])
+        tail = found.steps[-RECENT:]
+        interval = stats.median(list(map(operator.sub, tail[1:], tail)))  # how often it is reported lately
         if run.last_step - found.steps[-1] > max(STOPPED_GAP, 3 * interval):
             evidence[f"{found.raw} last reported at step"] = found.steps[-1]
             firsts.append(found.steps[-1] + 1)
