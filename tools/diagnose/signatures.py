@@ -3,7 +3,8 @@
 Each threshold is defined here and nowhere else. Sources: shared/research/rl-stability.md
 (signature ids S1-S17 below) and the playbook's three failure bins; numbers marked "derived"
 have no published source and were set against synthetic runs (tests/diagnose_support.py).
-Findings are judged on windows, never on one point, so a healthy noisy run raises nothing.
+Levels and trends are judged on windows, never on one point, so a healthy noisy run raises
+nothing; a spike, a non-finite value and an out-of-memory line are events by definition.
 """
 
 from __future__ import annotations
