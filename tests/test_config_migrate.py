@@ -42,7 +42,7 @@ def test_classic_wiki_search_becomes_what_main_ships(shared_fixtures: Path, tmp_
         assert migrated[section] == upstream[section], section
     assert migrated["orchestrator"]["group_size"] == upstream["orchestrator"]["group_size"]
     assert migrated["orchestrator"]["train"]["sampling"] == upstream["orchestrator"]["train"]["sampling"]
-    assert migrated["orchestrator"]["concurrency"] == {"max_inflight": 1024}  # 512 x oversampling 2.0
+    assert migrated["orchestrator"]["concurrency"] == upstream["orchestrator"]["concurrency"]  # 512 x 2.0
     assert migrated["inference"]["vllm"]["tool_call_parser"] == "hermes"
     manual = {step.key: step for step in result.manual}
     assert list(manual) == ["orchestrator.buffer"]
@@ -162,3 +162,25 @@ def test_cli_migrate_writes_the_output_and_lists_changes(shared_fixtures: Path, 
     renamed = {c["key"]: c["new_key"] for c in document["changes"]}
     assert renamed["orchestrator.rollouts_per_example"] == "orchestrator.group_size"
     assert {"key", "from", "to", "why", "manual", "suggestion"} <= set(document["changes"][0])
+
+
+def _schema_only(data: dict) -> dict:
+    """Drop what upstream changed by hand between v0.8.0 and main rather than by schema: taskset
+    ids it renamed, and `runtime.type = "prime"`, which is the default it stopped writing."""
+    orchestrator = data.get("orchestrator", {})
+    for source in orchestrator.get("train", {}).get("source", []) + orchestrator.get("eval", {}).get("source", []):
+        source.get("env", {}).get("taskset", {}).pop("id", None)
+        runtime = source.get("env", {}).get("agent", {}).get("runtime", {})
+        if runtime.get("type") == "prime":
+            runtime.pop("type")
+    return data
+
+
+@pytest.mark.parametrize("relative", [f.removeprefix("prime-rl/v0.8.0/")
+                                      for f in fixture_files("prime-rl/v0.8.0/examples")])
+def test_v080_examples_migrate_to_what_main_ships(shared_fixtures: Path, tmp_path: Path, relative: str) -> None:
+    out = tmp_path / "main.toml"
+    migrate(shared_fixtures / "prime-rl/v0.8.0" / relative, Dialect.CURRENT, out, workspace=tmp_path,
+            installed=NOTHING)
+    shipped = tomllib.loads((shared_fixtures / "prime-rl/main-2026-08-21" / relative).read_text())
+    assert _schema_only(tomllib.loads(out.read_text())) == _schema_only(shipped)

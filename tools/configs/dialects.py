@@ -216,9 +216,11 @@ CHANGES: tuple[Change, ...] = (
     Change("orchestrator.max_inflight_episodes", "orchestrator.concurrency.max_inflight", CURRENT, CURRENT,
            "in-flight limits moved to `[orchestrator.concurrency]` (2026-08-19, prime-rl #3285)",
            variant=Variant.MAIN),
-    Change("orchestrator.oversampling_factor", "orchestrator.concurrency.max_inflight", CURRENT, CURRENT,
-           "`oversampling_factor` was removed; `max_inflight` = batch_size x factor is what it set "
-           "(2026-08-19, prime-rl #3285)", variant=Variant.MAIN, convert="oversampling"),
+    Change("orchestrator.oversampling_factor", "orchestrator.concurrency.initial_inflight", CURRENT, CURRENT,
+           "`oversampling_factor` was removed (2026-08-19, prime-rl #3285): the rollouts it kept in flight "
+           "(batch_size x factor) start the adaptive controller as `initial_inflight`, and `max_inflight` "
+           "(default 1024) is raised to match, as prime-rl's own examples were migrated",
+           variant=Variant.MAIN, convert="oversampling"),
     Change("wandb", "monitors.wandb", CURRENT, CURRENT,
            "`[wandb]` moved to `[monitors.wandb]` (2026-08-15, prime-rl #3275)", variant=Variant.MAIN),
     Change("file_monitor", "monitors.file", CURRENT, CURRENT,
@@ -248,8 +250,9 @@ CHANGES: tuple[Change, ...] = (
            convert="lab"),
     Change("max_inflight_rollouts", "orchestrator.concurrency.max_inflight", LAB, CURRENT,
            "in-flight limits are `[orchestrator.concurrency]` in prime-rl configs", convert="lab"),
-    Change("oversampling_factor", "orchestrator.concurrency.max_inflight", LAB, CURRENT,
-           "`max_inflight` = batch_size x factor is what the factor set", convert="lab"),
+    Change("oversampling_factor", "orchestrator.concurrency.initial_inflight", LAB, CURRENT,
+           "the rollouts the factor kept in flight (batch_size x factor) start prime-rl's adaptive controller as "
+           "`initial_inflight`, and `max_inflight` (default 1024) is raised to match", convert="lab"),
     Change("sampling", "orchestrator.train.sampling", LAB, CURRENT,
            "sampling is `[orchestrator.train.sampling]` in prime-rl configs", convert="lab"),
     Change("sampling.max_tokens", "orchestrator.train.sampling.max_completion_tokens", LAB, CURRENT,

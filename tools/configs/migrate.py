@@ -263,11 +263,12 @@ class _Run:
 
 
 def _drop_if_empty(doc: TOMLDocument, parts: list[str | int]) -> None:
-    """Drop tables a move emptied (an empty `[orchestrator.sampling]` would enable nothing, but
-    still reads as a section of the old era)."""
+    """Drop implicit tables a move emptied (`orchestrator.train` once `[[orchestrator.train.env]]`
+    moved out). A table with a header of its own stays: an empty `[inference]` or `[ckpt]` means
+    "on, with defaults"."""
     while parts and not isinstance(parts[-1], int):
         table = get_item(doc, parts)
-        if not isinstance(table, dict) or len(table):
+        if not isinstance(table, Table) or len(table) or not table.is_super_table():
             return
         delete_item(doc, parts)
         parts = parts[:-1]
@@ -388,17 +389,27 @@ def _sources_back(run: _Run, change: Change) -> None:
     run.put(change.old, converted)
 
 
+MAX_INFLIGHT_DEFAULT = 1024  # [orchestrator.concurrency] max_inflight on main
+
+
 def _oversampling(run: _Run, change: Change) -> None:
     factor = _plain(get_item(run.doc, split_key(change.old)))
     if factor is None:
         return
-    if get_item(run.doc, split_key(change.new)) is not None:
-        run.remove(change.old, f"{change.why}; {change.new} is already set, so the factor had no effect", "")
+    cap = "orchestrator.concurrency.max_inflight"
+    if get_item(run.doc, split_key(change.new)) is not None or get_item(run.doc, split_key(cap)) is not None:
+        run.remove(change.old, f"{change.why}; the in-flight limits are already set, so the factor had no effect",
+                   "")
         return
     batch = _plain(get_item(run.doc, ["orchestrator", "batch_size"])) or 128
+    inflight = int(batch * factor)
     run.pop(change.old)
-    run.put(change.new, int(batch * factor))
-    run.record(change.old, f"{change.why}: {batch} x {factor:g}", change.new, factor, int(batch * factor))
+    run.put(change.new, inflight)
+    run.record(change.old, f"{change.why}: {batch} x {factor:g}", change.new, factor, inflight)
+    if inflight > MAX_INFLIGHT_DEFAULT:
+        run.put(cap, inflight)
+        run.record(change.old, f"{inflight} in flight is above the default `max_inflight` "
+                   f"({MAX_INFLIGHT_DEFAULT})", cap, factor, inflight)
 
 
 _VLLM_NAMES = {"name": "model", "tp": "tensor_parallel_size", "dp": "data_parallel_size"}
