@@ -242,3 +242,10 @@ def test_json_logging_starting_with_a_progress_event_and_loguru_records(tmp_path
     kind, run = read(path)
     assert kind == "json-log" and list(run.steps) == [3, 4]
     assert list(run.series["trainable_frac"].values) == [0.5, 0.5]
+
+
+def test_prime_train_metrics_records_that_nest_their_values(tmp_path):
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps({"metrics": [{"step": s, "metrics": {"reward/all/mean": 0.1 * s}} for s in range(3)]}))
+    _, run = read(path)
+    assert list(run.series["reward_mean"].values) == [0.0, 0.1, 0.2]

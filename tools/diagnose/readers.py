@@ -131,10 +131,14 @@ def read_metrics_jsonl(handle: TextIO, collector: Collector, where: str) -> None
 
 def read_prime_train_metrics(handle: TextIO, collector: Collector, where: str) -> None:
     for index, record in enumerate(_array_items(handle, where)):
-        if isinstance(record, dict):
-            _record(collector, record, f"{where} record {index + 1}", True)
-        else:
+        if not isinstance(record, dict):
             collector.bad_line(f"{where} record {index + 1}")
+            continue
+        # The CLI does not document a record's shape; a record that nests its values is flattened.
+        nested = record.get("metrics")
+        if isinstance(nested, dict):
+            record = {**nested, **{k: v for k, v in record.items() if k != "metrics"}}
+        _record(collector, record, f"{where} record {index + 1}", True)
 
 
 def _record(collector: Collector, record: dict, where: str, scan: bool) -> None:
