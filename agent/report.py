@@ -19,6 +19,7 @@ from tools.workspace import rlpilot_home
 
 # Tools whose results carry deltas that were proposed, not written, unless asked to apply.
 _PROPOSING = {"config_tune": "apply"}
+_SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 _WRITING = {e.name for e in CATALOG if e.effect is Effect.LOCAL_WRITE and e.command[0] == "config"}
 
 
@@ -54,8 +55,9 @@ class Report(ToolResult):
                          f"mean reward {reward.get('mean')}, zero-variance groups "
                          f"{evaluation.get('zero_variance_fraction')}")
         for run in self.observed.get("runs", []):
-            codes = ", ".join(f["code"] for f in run.get("findings", [])) or "none"
-            lines.append(f"- run {run.get('source', '')}: {run.get('steps')} steps, findings: {codes}")
+            lines.append(f"- run {run.get('source', '')}: {run.get('steps')} steps")
+            lines += [f"  - {f['code']} ({f['severity']}, steps {f.get('steps')}): {f.get('summary') or ''}"
+                      for f in run.get("findings", [])]
         if not self.observed.get("evals") and not self.observed.get("runs"):
             lines.append("- nothing measured in this session yet")
         lines += ["", "## 4. Next step", f"- {self.next_step.action}"]
@@ -122,13 +124,14 @@ def _eval_observation(record: dict[str, Any]) -> dict[str, Any] | None:
 
 def _run_observation(result: dict[str, Any]) -> dict[str, Any]:
     return {"source": result.get("source"), "steps": result.get("steps"),
-            "findings": [{k: f.get(k) for k in ("code", "severity", "steps", "evidence")}
+            "findings": [{k: f.get(k) for k in ("code", "severity", "steps", "summary", "evidence")}
                          for f in result.get("findings", [])]}
 
 
 def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> NextStep:
     if runs:
-        problems = [f for f in runs[-1].get("findings", []) if f.get("code") != "healthy"]
+        problems = sorted((f for f in runs[-1].get("findings", []) if f.get("code") != "healthy"),
+                          key=lambda f: _SEVERITY_RANK.get(f.get("severity"), 3))
         if not problems:
             return NextStep(action="the last run looks healthy: keep the settings and raise one knob at a time",
                             stop_when=["reward stops improving for 50 steps", "any new diagnose finding"])
