@@ -249,3 +249,11 @@ def test_prime_train_metrics_records_that_nest_their_values(tmp_path):
     path.write_text(json.dumps({"metrics": [{"step": s, "metrics": {"reward/all/mean": 0.1 * s}} for s in range(3)]}))
     _, run = read(path)
     assert list(run.series["reward_mean"].values) == [0.0, 0.1, 0.2]
+
+
+def test_coloured_console_capture(tmp_path):
+    path = tmp_path / "trainer.log"
+    path.write_text("\x1b[32m12:00:00\x1b[0m \x1b[1mSUCCESS\x1b[0m Step 2 | 3.1s | Loss 0.0100 | "
+                    "Entropy \x1b[1m0.5000\x1b[0m | LR 1.00e-06\n")
+    _, run = read(path)
+    assert run.series["entropy"].values[0] == 0.5 and run.series["step_time"].values[0] == 3.1

@@ -43,6 +43,7 @@ _PAIR = re.compile(r"([A-Za-z][A-Za-z .\-]*?):?\s+([-+]?(?:\d|\.\d|(?i:nan|inf))
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|nan|inf(?:inity)?)", re.IGNORECASE)
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)\b")
 _SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _OOM = re.compile(r"out of memory|OutOfMemory|OOMKilled|\bOOM\b", re.IGNORECASE)
 # prime-rl's JSON logging (timestamp, level, message, ...) and loguru's own (text, record).
 _LOG_RECORD_KEYS = frozenset({"message", "level", "record", "text"})
@@ -213,6 +214,8 @@ def read_console_log(handle: TextIO, collector: Collector, where: str, series: b
     for number, line in enumerate(handle, 1):
         if line.startswith("{"):
             line = _message(line)
+        if "\x1b" in line:  # a terminal capture keeps loguru's colours
+            line = _ANSI.sub("", line)
         found = _STEP_LINE.search(line)
         if found:
             step = int(found.group(1))
