@@ -223,13 +223,20 @@ def check_entropy_explosion(view: View) -> Hit | None:
                f"entropy at {ratio:.0%} of its first-{ENTROPY_BASELINE_STEPS}-step value and still rising")
 
 
-def check_truncation(view: View) -> Hit | None:
-    recent = view.recent("truncated_frac")
-    if recent is None or stats.mean(recent[1]) <= TRUNCATION:
+def _share(view: View, name: str, threshold: float, below: bool, what: str) -> Hit | None:
+    """A share whose recent mean is past its threshold (above it, or below it when `below`)."""
+    recent = view.recent(name)
+    if recent is None:
         return None
     share = stats.mean(recent[1])
-    return Hit(_span(recent[0]), {"recent_truncated_share": share, "threshold": TRUNCATION},
-               f"{share:.0%} of rollouts truncated over the last {len(recent[1])} steps")
+    if (share >= threshold) if below else (share <= threshold):
+        return None
+    return Hit(_span(recent[0]), {f"recent_{name.removesuffix('_frac')}_share": share, "threshold": threshold},
+               f"{share:.1%} of rollouts {what} over the last {len(recent[1])} steps")
+
+
+def check_truncation(view: View) -> Hit | None:
+    return _share(view, "truncated_frac", TRUNCATION, False, "truncated")
 
 
 def check_mismatch_bug(view: View) -> Hit | None:
@@ -301,12 +308,7 @@ def check_grad_spike(view: View) -> Hit | None:
 
 
 def check_zero_advantage(view: View) -> Hit | None:
-    recent = view.recent("trainable_frac")
-    if recent is None or stats.mean(recent[1]) >= TRAINABLE:
-        return None
-    share = stats.mean(recent[1])
-    return Hit(_span(recent[0]), {"recent_trainable_share": share, "threshold": TRAINABLE},
-               f"only {share:.0%} of rollouts carry an advantage over the last {len(recent[1])} steps")
+    return _share(view, "trainable_frac", TRAINABLE, True, "carry an advantage (trainable)")
 
 
 def check_staleness(view: View) -> Hit | None:
@@ -336,12 +338,7 @@ def check_staleness(view: View) -> Hit | None:
 
 
 def check_errored(view: View) -> Hit | None:
-    recent = view.recent("errored_frac")
-    if recent is None or stats.mean(recent[1]) <= ERRORED:
-        return None
-    share = stats.mean(recent[1])
-    return Hit(_span(recent[0]), {"recent_errored_share": share, "threshold": ERRORED},
-               f"{share:.1%} of rollouts errored over the last {len(recent[1])} steps")
+    return _share(view, "errored_frac", ERRORED, False, "errored")
 
 
 def _waiting(view: View, wait: str, who: str) -> Hit | None:
