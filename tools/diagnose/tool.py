@@ -139,7 +139,7 @@ def _healthy(run: Run) -> Finding:
         found = run.series.get(name)
         if found is not None and len(found):
             evidence[f"recent_mean_{name}"] = stats.mean(found.values[-RECENT:])
-    return Finding(code="healthy", severity="info", steps=[run.first_step, run.last_step],
+    return Finding(code="healthy", severity="info", steps=[run.first_step, run.last_step] if run.steps else None,
                    summary="no failure signature on any window", evidence=evidence, causes=[], deltas=[],
                    stop_when=[])
 
