@@ -199,3 +199,15 @@ def test_cli_exit_codes_and_json_shape(shared_fixtures: Path, tmp_path: Path) ->
 def test_bundled_example_configs_check_clean(name: str, dialect: Dialect) -> None:
     result = check_config(Path(__file__).parents[1] / "configs/training" / name, installed=NOTHING)
     assert result.dialect == dialect and result.errors == []
+
+
+def test_tools_read_relative_paths_from_their_workspace(tmp_path: Path) -> None:
+    from tools.catalog import by_name
+    from tools.contract import Context, load
+
+    write(tmp_path, "[orchestrator]\nbatch_size = 100\ngroup_size = 8\n[[orchestrator.train.source]]\nname = \"e\"\n")
+    result = load(by_name("config_check")).call({"path": "rl.toml"}, Context(workspace=tmp_path))
+    assert result.exit_code() == 1 and "batch-not-divisible" in codes(result)
+    changed = load(by_name("config_set")).call({"path": "rl.toml", "changes": {"orchestrator.batch_size": 128}},
+                                               Context(workspace=tmp_path))
+    assert changed.written and (tmp_path / ".rlpilot").is_dir()

@@ -23,7 +23,17 @@ import tomlkit
 from pydantic import BaseModel, Field
 
 from tools.configs.detect import Installed, detect_file, installed_stack
-from tools.configs.document import check_types, dumps, get_item, load, parse, set_item, splice, split_key
+from tools.configs.document import (
+    check_types,
+    dumps,
+    get_item,
+    in_workspace,
+    load,
+    parse,
+    set_item,
+    splice,
+    split_key,
+)
 from tools.configs.eras import Dialect
 from tools.configs.lint import Finding, check_data, render_finding
 from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
@@ -34,7 +44,8 @@ from tools.workspace import rlpilot_home
 class SetInput(BaseModel):
     path: Annotated[Path, Arg(positional=True), Field(description="The training config (TOML).")]
     changes: Annotated[dict[str, Any], Arg(positional=True), Field(
-        description="Dotted keys and their new values, e.g. {\"orchestrator.batch_size\": 256}.")]
+        description="Dotted keys and their new values (TOML literals), e.g. orchestrator.batch_size=256 "
+                    "trainer.optim.lr=3e-6; per-source keys take an index: orchestrator.train.source[0].ratio=0.5.")]
     dry_run: Annotated[bool, Field(description="Show the diff without writing.")] = False
     force: Annotated[bool, Arg(user_decision=True), Field(
         description="Write even when the edit introduces an error finding.")] = False
@@ -72,12 +83,13 @@ class RestoreResult(ToolResult):
 
 
 def config_set(args: SetInput, ctx: Context) -> SetResult:
-    return set_keys(args.path, args.changes, dry_run=args.dry_run, force=args.force, workspace=ctx.workspace,
+    return set_keys(in_workspace(args.path, ctx.workspace), args.changes, dry_run=args.dry_run, force=args.force,
+                    workspace=ctx.workspace,
                     installed=installed_stack(ctx.workspace))
 
 
 def config_restore(args: RestoreInput, ctx: Context) -> RestoreResult:
-    return restore(args.path, ctx.workspace)
+    return restore(in_workspace(args.path, ctx.workspace), ctx.workspace)
 
 
 def set_keys(path: Path, changes: dict[str, Any], reasons: dict[str, str] | None = None, dry_run: bool = False,

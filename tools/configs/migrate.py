@@ -31,6 +31,7 @@ from tools.configs.document import (
     delete_item,
     dumps,
     get_item,
+    in_workspace,
     load,
     parse,
     rename_in_place,
@@ -93,7 +94,9 @@ class MigrateResult(ToolResult):
 
 
 def config_migrate(args: MigrateInput, ctx: Context) -> MigrateResult:
-    return migrate(args.path, args.to, args.output, args.dry_run, ctx.workspace, installed_stack(ctx.workspace))
+    output = in_workspace(args.output, ctx.workspace) if args.output else None
+    return migrate(in_workspace(args.path, ctx.workspace), args.to, output, args.dry_run, ctx.workspace,
+                   installed_stack(ctx.workspace))
 
 
 def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: bool = False,

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from tools.configs.detect import Installed, detect_file, installed_stack
 from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, Variant
-from tools.configs.document import load
+from tools.configs.document import in_workspace, load
 from tools.configs.edit import set_keys
 from tools.configs.lint import (
     CONCURRENCY_LIMITS,
@@ -83,11 +83,9 @@ class TuneResult(ToolResult):
 
 
 def config_tune(args: TuneInput, ctx: Context) -> TuneResult:
-    eval_path = args.eval_path
-    if eval_path is not None and not eval_path.is_absolute():
-        eval_path = ctx.workspace / eval_path
-    return tune(args.path, args.profile, args.reward, eval_path, args.apply, ctx.workspace,
-                installed_stack(ctx.workspace))
+    eval_path = in_workspace(args.eval_path, ctx.workspace) if args.eval_path else None
+    return tune(in_workspace(args.path, ctx.workspace), args.profile, args.reward, eval_path, args.apply,
+                ctx.workspace, installed_stack(ctx.workspace))
 
 
 def tune(path: Path, profile: Profile = "quick", reward: Reward | None = None, eval_path: Path | None = None,
