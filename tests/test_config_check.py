@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 from config_support import NOTHING, codes, era_of, fixture_files, rlpilot, write
 
+from tools.catalog import by_name
 from tools.configs.detect import Installed, detect_file
 from tools.configs.dialects import INTENTS, key_for
 from tools.configs.document import read_text
 from tools.configs.eras import Dialect
 from tools.configs.lint import check_config
-from tools.contract import BadInput
+from tools.contract import BadInput, Context, load
 
 
 @pytest.mark.parametrize("relative", fixture_files())
@@ -202,9 +203,6 @@ def test_bundled_example_configs_check_clean(name: str, dialect: Dialect) -> Non
 
 
 def test_tools_read_relative_paths_from_their_workspace(tmp_path: Path) -> None:
-    from tools.catalog import by_name
-    from tools.contract import Context, load
-
     write(tmp_path, "[orchestrator]\nbatch_size = 100\ngroup_size = 8\n[[orchestrator.train.source]]\nname = \"e\"\n")
     result = load(by_name("config_check")).call({"path": "rl.toml"}, Context(workspace=tmp_path))
     assert result.exit_code() == 1 and "batch-not-divisible" in codes(result)
