@@ -76,28 +76,39 @@ class Chat:
             self.streamed = True
             print(delta, end="", flush=True)
 
+    def show_question(self, question: Question) -> None:
+        if question.detail:
+            print(_indent(question.detail))
+        suggestion = f" (suggested: {question.suggestion})" if question.suggestion else ""
+        options = " / ".join(f"{i}. {o}" for i, o in enumerate(question.options, 1))
+        print(f"? {question.prompt}{suggestion}\n  {options}")
+
+    def reprompt(self, question: Question) -> None:
+        print(f"  please answer with one of: {', '.join(question.options)}")
+
     def ask(self, question: Question) -> str | None:
         self.emit(question.event())
         if not self.as_json:
-            if question.detail:
-                print(_indent(question.detail))
-            suggestion = f" (suggested: {question.suggestion})" if question.suggestion else ""
-            options = " / ".join(f"{i}. {o}" for i, o in enumerate(question.options, 1))
-            print(f"? {question.prompt}{suggestion}\n  {options}")
+            self.show_question(question)
         while True:
             text = next(self.lines, None)
             answer = match_answer(question, text)
             if answer is not None or text is None or not self.interactive:
                 self.emit({"type": "answer", "value": answer})
                 return answer
-            print(f"  please answer with one of: {', '.join(question.options)}")
+            self.reprompt(question)
 
 
 def main(argv: list[str] | None = None) -> int:
     options = parser().parse_args(argv)
     workspace = Path.cwd()
     interactive = sys.stdin.isatty()
-    chat = Chat(_input_lines(interactive), options.json, interactive)
+    if interactive and sys.stdout.isatty() and not options.json:
+        from agent.surfaces.terminal import RichChat
+
+        chat: Chat = RichChat(_input_lines(interactive))
+    else:
+        chat = Chat(_input_lines(interactive), options.json, interactive)
     store = Store(rlpilot_home(workspace))
     try:
         from agent.model import ModelClient
@@ -126,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         if text in ("/quit", "/exit"):
             break
         if text.startswith("/"):
-            slash(agent, chat.emit, text)
+            try:
+                slash(agent, chat.emit, text)
+            except KeyboardInterrupt:  # as in a model turn: the command ends, the session goes on
+                chat.emit({"type": "error", "message": "turn cancelled"})
         elif client is None:
             chat.emit({"type": "notice", "message": "offline: no model to answer that; /help lists the commands"})
         else:

@@ -1,0 +1,123 @@
+"""`rlpilot chat` at a real terminal: a pseudo-terminal, keystrokes in, the rendered screen out."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import sys
+import termios
+import time
+from pathlib import Path
+
+from agent_support import call, scripted
+from fakes.openai_server import Reply, ScriptedOpenAIServer
+
+RLPILOT = Path(sys.executable).parent / "rlpilot"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
+
+
+class Terminal:
+    """rlpilot in a pseudo-terminal of its own (its controlling tty, so Ctrl-C is a real SIGINT)."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: become rlpilot
+            os.chdir(cwd)
+            os.execve(str(RLPILOT), [str(RLPILOT), *argv], env)
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        self.screen = ""
+
+    def expect(self, pattern: str, timeout: float = 60) -> str:
+        """Read until `pattern` (a regex) shows on the screen, ANSI codes removed; return what came."""
+        deadline = time.monotonic() + timeout
+        start = len(self.screen)
+        while time.monotonic() < deadline:
+            found = re.search(pattern, self.screen[start:])
+            if found:
+                return self.screen[start:start + found.end()]
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                try:
+                    self.screen += _ANSI.sub("", os.read(self.fd, 65536).decode(errors="replace"))
+                except OSError:  # the child is gone
+                    break
+        raise AssertionError(f"{pattern!r} never showed; the screen ends with:\n{self.screen[-2000:]}")
+
+    def type(self, keys: str) -> None:
+        os.write(self.fd, keys.encode())
+
+    def wait(self, timeout: float = 30) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            try:
+                select.select([self.fd], [], [], 0.1)
+                os.read(self.fd, 65536)
+            except OSError:
+                pass
+        os.kill(self.pid, signal.SIGKILL)
+        raise AssertionError("rlpilot did not exit")
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENAI_API_KEY", "PRIME_API_KEY", "RLPILOT_HOME", "VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
+    return {**env, "HOME": str(tmp_path), "TERM": "xterm-256color", "COLUMNS": "120", **extra}
+
+
+def test_gate_prompt_with_choices_and_ctrl_c_cancels_the_tool_not_the_session(tmp_path):
+    # The workspace's Python answers rlpilot's stack probe, but hangs when asked whether the
+    # environment is installed: the eval's pre-flight check is then a tool that runs and runs.
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    pid_file = tmp_path / "probe.pid"
+    (venv / "python").write_text(f"#!/bin/sh\ncase \"$*\" in *find_spec*) echo $$ > {pid_file}; exec sleep 120;; "
+                                 f"esac\nexec {sys.executable} \"$@\"\n")
+    (venv / "python").chmod(0o755)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    term = Terminal(["chat"], workspace, _env(tmp_path, VIRTUAL_ENV=str(venv.parent)))
+
+    term.expect("only slash commands work")
+    term.type("/eval tiny-arith -m stub-model\r")
+    shown = term.expect(r"\[2\] reasoning")
+    assert "your decision" in shown and "instruct or a reasoning model" in shown and "[1] instruct" in shown
+    term.type("maybe\r")
+    term.expect("please answer with a number")
+    term.type("1\r")
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    probe = int(pid_file.read_text())
+    term.type("\x03")
+    term.expect("turn cancelled")
+    time.sleep(0.5)
+    assert not Path(f"/proc/{probe}").exists() or Path(f"/proc/{probe}/stat").read_text().split()[2] == "Z"
+
+    term.type("/help\r")  # the session goes on
+    term.expect("slash commands take")
+    term.type("/quit\r")
+    assert term.wait() == 0
+
+
+def test_a_streamed_reply_is_rendered_markdown_and_tool_calls_are_panels(tmp_path):
+    script = scripted(Reply("Here is **bold** news."), call("stack_info"), Reply("All done."))
+    with ScriptedOpenAIServer(script) as server:
+        term = Terminal(["chat", "--base-url", server.base_url, "--model", "stub-model"], tmp_path, _env(tmp_path))
+        term.expect("rlpilot session")
+        term.type("hello\r")
+        reply = term.expect("news.")
+        term.type("what do I have?\r")
+        tool = term.expect("All done.")
+        term.type("\x04")  # Ctrl-D ends the session
+        assert term.wait() == 0
+    # Frames redraw as the reply streams in; the last one is rendered Markdown.
+    assert "Here is " + reply.split("Here is ")[-1] == "Here is bold news."
+    assert "▸ stack_info" in tool and "✓ stack_info" in tool and "python" in tool
