@@ -10,7 +10,6 @@ import json
 import re
 import socket
 import statistics
-import subprocess
 from collections import Counter
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -20,9 +19,7 @@ from eval_support import environments_venv, rlpilot
 from fakes.openai_server import ScriptedOpenAIServer, last_user_text
 
 from tools.contract import BadInput, Context
-from tools.evals.run import EvalRunInput, Target, eval_run, plan_command
-from tools.stack import StackInput, stack_info
-from tools.workspace import search_path, workspace_interpreter
+from tools.evals.run import EvalRunInput, eval_run
 
 
 @pytest.fixture
@@ -66,6 +63,13 @@ def test_vf_eval_run_is_summarized_with_exactly_the_scripted_rewards(workspace):
     # Streaming chat completions, one per rollout, for the model we named.
     assert len(server.requests) == 8
     assert all(r["stream"] and r["model"] == "stub-model" for r in server.requests)
+    # What vf-eval understood of our argv, from the config it resolved and saved with the run.
+    resolved = json.loads((Path(result.run_dir) / "configs" / "resolved" / "eval.json").read_text())
+    assert (resolved["model"], resolved["num_rollouts"], resolved["select"]["limit"]) == ("stub-model", 2, 4)
+    assert resolved["push"] is False and resolved["rich"] is None
+    assert (resolved["client"]["base_url"], resolved["client"]["api_key_var"]) == (server.base_url, "STUB_API_KEY")
+    assert resolved["env"]["agent"]["harness"]["id"] == "null"
+    assert resolved["env"]["agent"]["runtime"]["type"] == "subprocess"
     progress = [e for e in events if e["type"] == "progress"]
     assert progress[0]["done"] == 0 and progress[-1] == {"type": "progress", "done": 8, "total": 8,
                                                          "label": "rollouts"}
@@ -124,22 +128,3 @@ def test_an_unreachable_endpoint_or_a_missing_key_stops_before_the_run(workspace
                               api_key_var="STUB_API_KEY"), Context(workspace=workspace))
     assert no_key.value.code == "missing-api-key" and "export STUB_API_KEY" in no_key.value.hint
     assert not (workspace / "outputs").exists()
-
-
-def test_vf_eval_accepts_the_argv_as_resolved_config(workspace):
-    """`--dry-run` makes vf-eval parse and resolve our whole command, then write what it understood."""
-    stack = stack_info(StackInput(), Context(workspace=workspace))
-    environ = {"PATH": search_path(workspace_interpreter(workspace))}
-    plan = plan_command(EvalRunInput(env="reverse-words", model="org/stub", upload=False),
-                        Target("org/stub", "http://127.0.0.1:1/v1", "STUB_API_KEY"), stack, environ, workspace,
-                        "dry")
-    done = subprocess.run([*plan.argv, "--dry-run"], cwd=workspace, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    resolved = json.loads((workspace / "outputs" / "dry" / "configs" / "resolved" / "eval.json").read_text())
-    assert (resolved["model"], resolved["num_rollouts"], resolved["select"]["limit"]) == ("org/stub", 3, 20)
-    assert resolved["push"] is False and resolved["rich"] is None
-    assert resolved["client"]["base_url"] == "http://127.0.0.1:1/v1"
-    assert resolved["client"]["api_key_var"] == "STUB_API_KEY"
-    assert resolved["env"]["agent"]["harness"]["id"] == "null"
-    assert resolved["env"]["agent"]["runtime"]["type"] == "subprocess"
-    assert resolved["env"]["taskset"]["id"] == "reverse-words"

@@ -38,6 +38,7 @@ _TEXT_METHODS = {"find", "rfind", "index", "rindex", "count", "startswith", "end
 _REGEX_CALLS = {"search", "match", "fullmatch", "findall", "finditer"}
 _REWARD_DECORATORS = {"reward"}
 _MAX_PER_CODE = 5
+_NOT_SOURCE = {"tests", "outputs", "build", "dist"}  # what an environment ships besides its code
 VALIDATE_TIMEOUT = 600
 
 
@@ -69,13 +70,13 @@ class Validation(BaseModel):
 
 class EnvCheckResult(ToolResult):
     env: str
-    source: str | None
+    source: str
     taskset_id: str
     validation: Validation | None
     findings: list[Finding]
 
     def render(self) -> str:
-        lines = [f"env        {self.taskset_id}  ({self.source or 'source not found'})"]
+        lines = [f"env        {self.taskset_id}  ({self.source})"]
         if self.validation:
             v = self.validation
             lines.append(f"validate   {v.valid}/{v.tasks} valid; gold failed {v.gold_failed}, no-op passed "
@@ -98,11 +99,11 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
     source = _find_source(args.env, ctx.workspace, interpreter.python, environ)
     taskset_id = _taskset_id(args.env, source)
     findings: list[Finding] = []
-    if source:
-        for path in sorted(source.rglob("*.py")):
-            if not any(part.startswith(".") or part in ("tests", "outputs", "build", "dist")
-                       for part in path.relative_to(source).parts):
-                findings += scan_file(path)
+    files = [source] if source.is_file() else [
+        path for path in sorted(source.rglob("*.py"))
+        if not any(part.startswith(".") or part in _NOT_SOURCE for part in path.relative_to(source).parts)]
+    for path in files:
+        findings += scan_file(path)
     validation = None
     vf_validate = process.which("vf-validate", environ)
     if not vf_validate:
@@ -110,29 +111,25 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
                                 message="vf-validate is not installed (verifiers >= 0.4 ships it)",
                                 fix="add verifiers >= 0.4 to the workspace to check gold and no-op answers"))
     elif not _installed(taskset_id, interpreter.python, environ):
-        findings.append(Finding(code="not-installed", severity="error", file=str(source) if source else None,
+        findings.append(Finding(code="not-installed", severity="error", file=str(source),
                                 message=f"{taskset_id} is not installed in the workspace's Python "
                                         f"({interpreter.python}), so its answers cannot be validated",
-                                fix=f"install it: `uv pip install --python {interpreter.python} -e {source}`"
-                                if source else f"`prime env install OWNER/{taskset_id}`"))
+                                fix=f"install it: `uv pip install --python {interpreter.python} -e {source}`"))
     else:
         validation, checks = _validate(vf_validate, taskset_id, args.num_examples, ctx, environ)
         findings += checks
-    if source is None:
-        findings.append(Finding(code="source-not-found", severity="warning",
-                                message=f"no source found for {args.env}: reward functions were not read",
-                                fix="pass the environment's folder, e.g. environments/my_env"))
-    return EnvCheckResult(env=args.env, source=str(source) if source else None, taskset_id=taskset_id,
+    return EnvCheckResult(env=args.env, source=str(source), taskset_id=taskset_id,
                           validation=validation, findings=findings)
 
 
-def _find_source(env: str, workspace: Path, python: Path, environ: dict[str, str]) -> Path | None:
+def _find_source(env: str, workspace: Path, python: Path, environ: dict[str, str]) -> Path:
     as_path = Path(env) if Path(env).is_absolute() else workspace / env
-    if "/" in env or as_path.is_dir() and (as_path / "pyproject.toml").is_file():
-        if not as_path.is_dir():
-            raise BadInput("env-not-found", f"{as_path} is not a folder",
-                           "pass an environment folder, or a local environment name")
+    if as_path.is_dir():
         return as_path
+    if env.startswith((".", "/", "~")) or env.count("/") > 1:
+        raise BadInput("env-not-found", f"{as_path} is not a folder",
+                       "pass an environment folder, or a local environment name")
+    env = env.split("/")[-1].split("@")[0]  # a Hub id owner/name[@version] installs as module `name`
     local = workspace / "environments" / env.replace("-", "_")
     if local.is_dir():
         return local
@@ -145,15 +142,15 @@ def _find_source(env: str, workspace: Path, python: Path, environ: dict[str, str
     return Path(origin).parent if Path(origin).name == "__init__.py" else Path(origin)
 
 
-def _taskset_id(env: str, source: Path | None) -> str:
-    if source and (source / "pyproject.toml").is_file():
+def _taskset_id(env: str, source: Path) -> str:
+    if (source / "pyproject.toml").is_file():
         try:
             name = tomllib.loads((source / "pyproject.toml").read_text()).get("project", {}).get("name")
         except tomllib.TOMLDecodeError:
             name = None
         if name:
             return str(name)
-    return Path(env).name.replace("_", "-") if source else env
+    return Path(env).name.split("@")[0].replace("_", "-")
 
 
 def _installed(taskset_id: str, python: Path, environ: dict[str, str]) -> bool:

@@ -134,12 +134,12 @@ def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
     if args.hosted and not args.upload:
         raise BadInput("hosted-always-uploads", "a hosted eval keeps its results on the platform; it cannot "
                        "skip the upload", "drop --no-upload, or run it locally without --hosted")
+    target = resolve_target(args, ctx.workspace)
     environ = dict(os.environ)
     interpreter = workspace_interpreter(ctx.workspace, environ)
     environ["PATH"] = search_path(interpreter, environ)
     environ["PRIME_DISABLE_VERSION_CHECK"] = "1"
     stack = stack_info(StackInput(), ctx)
-    target = resolve_target(args, ctx.workspace)
     started = time.time()
     plan = plan_command(args, target, stack, environ, ctx.workspace, run_name(args.env, target.model))
     if plan.form != "prime-hosted":
