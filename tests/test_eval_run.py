@@ -13,7 +13,7 @@ from eval_support import REPO
 
 from tools.contract import BadInput, Context, ToolError
 from tools.evals.endpoints import resolve_endpoint
-from tools.evals.run import EvalRunInput, Target, eval_run, plan_command
+from tools.evals.run import EvalRunInput, Target, eval_run, plan_command, resolve_target
 from tools.stack import Package, StackInput, stack_info
 
 NAME = "tiny-arith--stub--20260101-000000-abcd"
@@ -131,3 +131,16 @@ def test_a_bad_endpoints_file_says_where(tmp_path, text, says):
         resolve_endpoint("a", tmp_path)
     assert str(tmp_path / "configs" / "endpoints.toml") in bad.value.message
     assert says in bad.value.message + bad.value.hint
+
+
+def test_an_alias_gives_model_url_and_key_locally_and_only_the_model_hosted(tmp_path):
+    local = resolve_target(EvalRunInput(env="tiny-arith", endpoint="local-vllm"), tmp_path)
+    assert local == Target("Qwen/Qwen3-0.6B", "http://localhost:8000/v1", "VLLM_API_KEY")
+    flags_win = resolve_target(EvalRunInput(env="tiny-arith", endpoint="local-vllm", base_url="http://127.0.0.1:1/v1"),
+                               tmp_path)
+    assert flags_win.base_url == "http://127.0.0.1:1/v1" and flags_win.key_var == "VLLM_API_KEY"
+    hosted = resolve_target(EvalRunInput(env="me/tiny-arith", endpoint="gpt-4.1-mini", hosted=True), tmp_path)
+    assert hosted == Target("gpt-4.1-mini", None, None)
+    # No alias and no URL: Prime Inference, named explicitly rather than left to vf-eval's default.
+    plain = resolve_target(EvalRunInput(env="tiny-arith", model="openai/gpt-4.1-mini"), tmp_path)
+    assert plain == Target("openai/gpt-4.1-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")

@@ -159,7 +159,7 @@ def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
                         "raise --timeout-minutes, or lower -n / -r; finished rollouts stay in "
                         f"{plan.run_dir or 'the output folder'}")
     if not outcome.ok:
-        _raise_failure(outcome, text)
+        _raise_failure(outcome, text, result)
     if plan.form == "prime-hosted" and result.evaluation_id and plan.run_dir:
         _fetch_hosted_samples(result, plan.argv[0], plan.run_dir, environ, ctx)
     results = plan.results()
@@ -179,15 +179,16 @@ def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
 
 def resolve_target(args: EvalRunInput, workspace: Path) -> Target:
     """Which model, URL and key variable: explicit flags over the alias over Prime Inference."""
-    if args.endpoint:
-        alias = resolve_endpoint(args.endpoint, workspace)
-        return Target(args.model or alias.model, args.base_url or alias.url, args.api_key_var or alias.key_var)
-    if not args.model:
+    alias = resolve_endpoint(args.endpoint, workspace) if args.endpoint else None
+    model = args.model or (alias.model if alias else None)
+    if not model:
         raise BadInput("no-model", "say which model to evaluate", "pass -m MODEL (with --base-url for your own "
                        "server) or --endpoint ALIAS from configs/endpoints.toml")
     if args.hosted:
-        return Target(args.model, args.base_url, args.api_key_var)
-    return Target(args.model, args.base_url or PRIME_INFERENCE_URL, args.api_key_var or PRIME_KEY_VAR)
+        # The platform serves the model itself: like prime's own registry lookup, an alias gives the model only.
+        return Target(model, args.base_url, args.api_key_var)
+    return Target(model, args.base_url or (alias.url if alias else PRIME_INFERENCE_URL),
+                  args.api_key_var or (alias.key_var if alias else PRIME_KEY_VAR))
 
 
 def run_name(env: str, model: str) -> str:
@@ -327,13 +328,14 @@ def _run_with_progress(plan: Plan, args: EvalRunInput, environ: dict[str, str], 
     return outcome, state["total"]
 
 
-def _raise_failure(outcome: process.ProcessResult, text: list[str]) -> None:
+def _raise_failure(outcome: process.ProcessResult, text: list[str], result: EvalRunResult) -> None:
     joined = "\n".join(text)
+    where = f" (evaluation {result.evaluation_id}: {result.viewer_url})" if result.evaluation_id else ""
     for marker, code, message, hint in _KNOWN_FAILURES:
         if marker in joined:
-            raise ToolError(code, message, hint)
-    raise ToolError("eval-failed", f"the eval exited with status {outcome.returncode}: {outcome.last_lines(3)}",
-                    "fix what the message says and run it again")
+            raise ToolError(code, message + where, hint)
+    raise ToolError("eval-failed", f"the eval exited with status {outcome.returncode}{where}: "
+                    f"{outcome.last_lines(3)}", "fix what the message says and run it again")
 
 
 def _read_hosted_ids(result: EvalRunResult, text: list[str]) -> None:
