@@ -71,14 +71,23 @@ def test_a_push_runs_only_with_the_token_of_its_own_preview(tmp_path):
     assert again.is_error and "not valid" in again.content[0].text
 
 
-def test_a_push_without_a_visibility_asks_for_the_users_answer(tmp_path):
+def test_a_question_the_arguments_do_not_answer_comes_back_first(tmp_path):
     async def session():
         async with _client(tmp_path, prime_env(tmp_path / "home")) as client:
-            return await client.call_tool("env_push", {"env": "echo-env"})
+            push = await client.call_tool("env_push", {"env": "echo-env"})
+            family = await client.call_tool("eval_run", {"env": "tiny-arith"})
+            answered = await client.call_tool("eval_run", {"env": "tiny-arith", "answers": {"model-family": "2"}})
+        return push, family, answered
 
-    result = anyio.run(session)
-    assert result.is_error and "PUBLIC / PRIVATE" in result.content[0].text
-    assert "confirm_token" not in (result.structured_content or {})
+    push, family, answered = anyio.run(session)
+    assert push.is_error and "PUBLIC / PRIVATE" in push.content[0].text
+    assert "confirm_token" not in (push.structured_content or {})
+    assert family.is_error and family.structured_content["needs_answer"]["kind"] == "model-family"
+    assert answered.is_error and answered.structured_content["confirm_token"]
+    # The answer picked the family; the family picked the skill's go-to reasoning model.
+    arguments = answered.structured_content["arguments"]
+    assert arguments.get("model") or arguments.get("endpoint")
+    assert "reasoning" in answered.content[0].text
 
 
 def test_tokens_are_single_use_bound_to_arguments_and_expire():
