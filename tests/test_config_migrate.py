@@ -184,3 +184,10 @@ def test_v080_examples_migrate_to_what_main_ships(shared_fixtures: Path, tmp_pat
             installed=NOTHING)
     shipped = tomllib.loads((shared_fixtures / "prime-rl/main-2026-08-21" / relative).read_text())
     assert _schema_only(tomllib.loads(out.read_text())) == _schema_only(shipped)
+
+
+def test_a_config_already_in_the_target_dialect_is_left_byte_for_byte(shared_fixtures: Path, tmp_path: Path) -> None:
+    source = shared_fixtures / "prime-rl/main-2026-08-21/examples/basic/alphabet-sort/rl.toml"
+    result = migrate(source, Dialect.CURRENT, tmp_path / "same.toml", workspace=tmp_path, installed=NOTHING)
+    assert result.changes == [] and result.manual == [] and result.diff == ""
+    assert (tmp_path / "same.toml").read_text() == source.read_text()

@@ -123,7 +123,7 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out).findings
     for problem in [f for f in findings if f.code in ("unknown-key", "renamed-key", "removed-key") and f.key]:
         run.take_out(problem)
-    text = tidy(dumps(doc))
+    text = tidy(dumps(doc)) if run.steps else config.text  # nothing to migrate: the file stays as it is
     findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out).findings
     backup = None
     if not dry_run:
