@@ -43,15 +43,20 @@ class Editor:
 
 
 async def _drive(editor: Editor, workspace: Path, env: dict[str, str], base_url: str,
-                 turns: Callable[[Any, str], Any]) -> Any:
+                 turns: Callable[[Any, str], Any], load: str | None = None) -> Any:
+    """Start `rlpilot acp`, open a new session (or load `load`), and play `turns` on it."""
     argv = ["acp", "--base-url", base_url, "--model", "stub-model"]
-    with open(workspace / "acp-stderr.log", "wb") as stderr:
+    with open(workspace / "acp-stderr.log", "ab") as stderr:
         async with acp.spawn_agent_process(editor, str(RLPILOT), *argv, env=env, cwd=workspace,
                                            transport_kwargs={"stderr": stderr}) as (conn, _process):
             hello = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
             assert hello.agent_capabilities.load_session
-            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            return await asyncio.wait_for(turns(conn, session.session_id), timeout=180)
+            if load:
+                await conn.load_session(cwd=str(workspace), session_id=load, mcp_servers=[])
+                session_id = load
+            else:
+                session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+            return await asyncio.wait_for(turns(conn, session_id), timeout=180)
 
 
 def _prompt(conn, session_id: str, text: str):
@@ -61,10 +66,22 @@ def _prompt(conn, session_id: str, text: str):
 def test_a_turn_streams_the_reply_and_the_tool_call(tmp_path):
     editor = Editor(lambda ids: None)
     script = scripted(call("stack_info"), Reply("You have prime installed."))
+    later = Editor(lambda ids: None)
+
+    async def turn(conn, sid):
+        return sid, await _prompt(conn, sid, "what do I have?")
+
+    async def nothing(conn, sid):
+        return None
+
     with ScriptedOpenAIServer(script) as server:
-        done = asyncio.run(_drive(editor, tmp_path, prime_env(tmp_path / "home"), server.base_url,
-                                  lambda conn, sid: _prompt(conn, sid, "what do I have?")))
+        env = prime_env(tmp_path / "home")
+        session_id, done = asyncio.run(_drive(editor, tmp_path, env, server.base_url, turn))
+        asyncio.run(_drive(later, tmp_path, env, server.base_url, nothing, load=session_id))
     assert done.stop_reason == "end_turn"
+    # Loading the session in a new editor window replays the conversation.
+    assert [u.content.text for u in later.of("user_message_chunk")] == ["what do I have?"]
+    assert later.said() == "You have prime installed."
     started, = editor.of("tool_call")
     assert started.title.startswith("stack_info") and started.kind == "read"
     finished = editor.of("tool_call_update")[-1]

@@ -141,7 +141,7 @@ class ToolServer:
             asked.append((question, answer))
             return answer
 
-        gates = Gatekeeper(self.session, ask, self.agent.ctx)
+        gates = _Preview(self.session, ask, self.agent.ctx)
         given = {k: v for k, v in arguments.items() if k != ANSWERS_FIELD}
         try:
             admitted = gates.admit(tool, tool.parse(given))
@@ -169,6 +169,14 @@ class ToolServer:
         return _error("\n".join(lines), {"confirmation_required": True, TOKEN_FIELD: token, "tool": tool.name,
                                          "arguments": json.loads(redact(json.dumps(call))),
                                          "questions": [{**q.event(), "answer": a} for q, a in asked]})
+
+
+class _Preview(Gatekeeper):
+    """The gate's questions with provisional answers, kept out of the session's record of answers:
+    nobody has confirmed anything yet. The confirmed call asks and records them for real."""
+
+    def _ask(self, question: Question) -> str | None:
+        return self.ask(question)
 
 
 def _result(outcome: dict[str, Any]) -> types.CallToolResult:
