@@ -110,7 +110,7 @@ def test_a_run_where_every_rollout_errors_fails_on_the_cli(workspace):
     # vf-eval itself exits 0 here; the results say otherwise.
     assert done.returncode == 1, done.stderr
     result = json.loads(done.stdout)
-    assert not result["ok"] and "every rollout errored" in result["problem"]
+    assert not result["ok"] and "every rollout errored" in result["problem"] and "eval samples" in result["hint"]
     assert result["summary"]["verdict"] == "broken" and result["summary"]["errored"] == 1
     assert "rollouts: 1/1" in done.stderr
 

@@ -97,13 +97,14 @@ class EvalRunResult(ToolResult):
     seconds: float
     ok: bool
     problem: str | None = None
+    hint: str | None = Field(None, description="What to do about the problem.")
     summary: EvalSummary | None = None
 
     def render(self) -> str:
         lines = [f"ran        {' '.join(self.command)}", f"took       {self.seconds:.0f} s"]
         lines += [f"results    {self.run_dir}"] if self.run_dir else []
         lines += [f"evaluation {self.evaluation_id}  {self.viewer_url}"] if self.evaluation_id else []
-        lines += [f"FAILED     {self.problem}"] if self.problem else []
+        lines += [f"FAILED     {self.problem}", f"fix        {self.hint}"] if self.problem else []
         if self.summary:
             lines += ["", self.summary.render()]
         return "\n".join(lines)
@@ -174,6 +175,8 @@ def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
         top = next(iter(result.summary.errors), "unknown error")
         result.ok = False
         result.problem = f"every rollout errored ({result.summary.errored} of {total}); most common: {top}"
+        result.hint = next((hint for marker, _, _, hint in _KNOWN_FAILURES if marker in top),
+                           "read a failed rollout with `rlpilot eval samples RUN`, fix the cause, run again")
     return result
 
 
