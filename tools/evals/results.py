@@ -145,7 +145,8 @@ def read_run(files: RunFiles) -> RunData:
                     run.metadata = _episode_metadata(record)
                 continue
             except (KeyError, TypeError, ValueError, AttributeError) as error:
-                why = f"not a {'verifiers episode' if files.format == 'traces' else 'results row'} ({error})"
+                detail = f"no {error} field" if isinstance(error, KeyError) else str(error)
+                why = f"not a {'verifiers episode' if files.format == 'traces' else 'results row'} ({detail})"
         run.skipped.append(Skipped(number, why))
     return run
 
