@@ -30,6 +30,12 @@ def build_parser(tool: Tool) -> argparse.ArgumentParser:
     for name, info in tool.input_model.model_fields.items():
         arg = arg_of(info)
         kind, many = _base_type(info.annotation)
+        if arg.choice_flags:
+            group = parser.add_mutually_exclusive_group(required=info.is_required())
+            for choice in _choices(kind) or []:
+                group.add_argument(f"--{choice}", dest=name, action="store_const", const=choice,
+                                   help=f"{name}: {choice}")
+            continue
         options: dict[str, Any] = {"help": info.description, "dest": name}
         if arg.metavar:
             options["metavar"] = arg.metavar

@@ -4,7 +4,7 @@
 # What it checks, each as one PASS/FAIL line, with a JSON summary in $OUT (or ./gpu_preflight.json):
 #   1. nvidia-smi answers the query rlpilot sends (index, name, memory.total), one row per GPU;
 #   2. `rlpilot stack` reports the same GPUs (source nvidia-smi);
-#   3. `rlpilot train launch --target local` on the stand-in prime-rl checkout (tests/fakes) finds
+#   3. `rlpilot train launch --local` on the stand-in prime-rl checkout (tests/fakes) finds
 #      no GPU problem for a 1+1 GPU config, and gives a memory estimate;
 #   4. the same config asking for one GPU more than the machine has is refused with not-enough-gpus;
 #   5. with torch installed and nvidia-smi hidden, `rlpilot stack` finds the GPUs through torch.
@@ -44,7 +44,7 @@ checkout="$WORK/prime-rl"
 cp -r tests/fakes/prime_rl_checkout "$checkout"
 config="$WORK/rl.toml"
 printf 'max_steps = 5\n\n[model]\nname = "Qwen/Qwen3-0.6B"\n\n[deployment]\nnum_train_gpus = 1\nnum_infer_gpus = 1\n' > "$config"
-launch="$(rlpilot train launch "$config" --target local --prime-rl "$checkout" --json 2>"$WORK/launch.err")"
+launch="$(rlpilot train launch "$config" --local --prime-rl "$checkout" --json 2>"$WORK/launch.err")"
 gpu_problems="$(printf '%s' "$launch" | "$PY" -c "import json,sys; r=json.load(sys.stdin); print(' '.join(p['code'] for p in r['problems'] if 'gpu' in p['code'] or p['code'] == 'memory-estimate') or 'none'); print(r['plan'].get('memory'))" 2>&1)"
 first_line="$(printf '%s\n' "$gpu_problems" | head -1)"
 if [ "$count" -ge 2 ]; then
@@ -54,7 +54,7 @@ else
 fi
 
 sed -i "s/num_infer_gpus = 1/num_infer_gpus = $count/" "$config"
-refused="$(rlpilot train launch "$config" --target local --prime-rl "$checkout" --json 2>/dev/null | "$PY" -c "import json,sys; print(' '.join(p['code'] for p in json.load(sys.stdin)['problems']))" 2>&1)"
+refused="$(rlpilot train launch "$config" --local --prime-rl "$checkout" --json 2>/dev/null | "$PY" -c "import json,sys; print(' '.join(p['code'] for p in json.load(sys.stdin)['problems']))" 2>&1)"
 check launch-too-many $([[ " $refused " == *" not-enough-gpus "* ]]; echo $?) "asking for $((count + 1)) GPUs: $refused"
 
 if "$PY" -c "import torch" 2>/dev/null; then

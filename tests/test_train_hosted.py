@@ -60,7 +60,7 @@ def test_launch_without_login_is_one_clear_line(workspace, shared_fixtures, tmp_
     shutil.copy(shared_fixtures / CURRENT, workspace / "rl.toml")
     with PrimeAPI() as api:
         env = prime_env(tmp_path / "home", api, logged_in=False)
-        done = rlpilot("train", "launch", "rl.toml", "--target", "hosted", "--yes", cwd=workspace, env=env)
+        done = rlpilot("train", "launch", "rl.toml", "--hosted", "--yes", cwd=workspace, env=env)
     assert done.returncode == 1 and done.stdout == ""
     [line] = done.stderr.strip().splitlines()
     assert "prime login" in line and "PRIME_API_KEY" in line
@@ -72,7 +72,7 @@ def test_preview_launch_and_follow_a_hosted_run(workspace, shared_fixtures, tmp_
     with PrimeAPI() as api:
         env = prime_env(tmp_path / "home", api, WANDB_API_KEY=WANDB_KEY, RLPILOT_HOME=str(tmp_path / "state"))
 
-        preview = rlpilot("train", "launch", "rl.toml", "--target", "hosted", "--json", cwd=workspace, env=env)
+        preview = rlpilot("train", "launch", "rl.toml", "--hosted", "--json", cwd=workspace, env=env)
         assert preview.returncode == 1, preview.stderr
         plan = json.loads(preview.stdout)
         assert plan["launched"] is False and plan["problems"] == [] and "--yes" in plan["next"]
@@ -84,7 +84,7 @@ def test_preview_launch_and_follow_a_hosted_run(workspace, shared_fixtures, tmp_
         assert summary["secrets"] == ["WANDB_API_KEY"]
         assert not api.seen("POST", "/api/v1/training/runs")
 
-        launched = rlpilot("train", "launch", "rl.toml", "--target", "hosted", "--yes", "--json", cwd=workspace,
+        launched = rlpilot("train", "launch", "rl.toml", "--hosted", "--yes", "--json", cwd=workspace,
                            env=env)
         assert launched.returncode == 0, launched.stderr
         run = json.loads(launched.stdout)["run"]

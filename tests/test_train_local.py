@@ -87,14 +87,14 @@ def test_launch_follow_across_a_restart_and_stop_with_nothing_left(machine, shar
     _config(workspace, shared_fixtures, CURRENT, 100000)
     env = environment(gpus=2, STANDIN_STEP_SECONDS="0.05")
 
-    preview = rlpilot("train", "launch", "rl.toml", "--target", "local", "--json", cwd=workspace, env=env)
+    preview = rlpilot("train", "launch", "rl.toml", "--local", "--json", cwd=workspace, env=env)
     assert preview.returncode == 1, preview.stderr
     plan = json.loads(preview.stdout)["plan"]
     assert plan["validation"] == "passed `uv run rl @ CONFIG --dry-run`" and "for 0.6B parameters" in plan["memory"]
     assert plan["train_gpus"] + plan["infer_gpus"] == 2
 
     # Each rlpilot below is a new process: the run and its record outlive the one that launched it.
-    launched = rlpilot("train", "launch", "rl.toml", "--target", "local", "--yes", "--json", cwd=workspace, env=env)
+    launched = rlpilot("train", "launch", "rl.toml", "--local", "--yes", "--json", cwd=workspace, env=env)
     assert launched.returncode == 0, launched.stderr
     run = json.loads(launched.stdout)["run"]
     use_env(monkeypatch, env)

@@ -50,7 +50,8 @@ class Arg:
 
     `user_decision` marks a field that only a person may set (`--yes`, `--force`, skipping an
     upload): it becomes a CLI flag but never appears in the schema the model sees. `cli_only`
-    hides a field the agent fills in itself (such as the current session).
+    hides a field the agent fills in itself (such as the current session). `choice_flags` gives
+    each value of a Literal field a flag of its own (`--hosted` / `--local` for `target`).
     """
 
     positional: bool = False
@@ -59,6 +60,7 @@ class Arg:
     metavar: str | None = None
     user_decision: bool = False
     cli_only: bool = False
+    choice_flags: bool = False
 
 
 def arg_of(info: Any) -> Arg:

@@ -1,4 +1,4 @@
-"""`rlpilot train launch CONFIG --target hosted|local [--yes]`: check, show what will run, then run it.
+"""`rlpilot train launch CONFIG --hosted|--local [--yes]`: check, show what will run, then run it.
 
 Without `--yes` nothing is launched: the result is the summary the user confirms (config,
 dialect, model, steps, GPUs, where it runs and, where known, what it costs) and every problem
@@ -80,7 +80,7 @@ class LaunchPlan(BaseModel):
 
 class LaunchInput(BaseModel):
     config: Annotated[Path, Arg(positional=True), Field(description="The training config (prime-rl TOML).")]
-    target: Annotated[Literal["hosted", "local"],
+    target: Annotated[Literal["hosted", "local"], Arg(choice_flags=True),
                       Field(description="hosted: Prime Hosted Training; local: prime-rl on this machine's GPUs.")]
     prime_rl: Annotated[Path | None, Arg(metavar="PATH"),
                         Field(description="The prime-rl checkout for a local run (default: RLPILOT_PRIME_RL).")] = None

@@ -96,7 +96,7 @@ def _stack_problems(stack: StackResult, plan: LaunchPlan, data: dict[str, Any]) 
         problems.append(Problem(code="not-enough-gpus", message=f"the config asks for {plan.gpus} GPUs "
                                 f"({plan.train_gpus} trainer + {plan.infer_gpus} inference), this machine has "
                                 f"{len(gpus)}", fix="lower [deployment] num_train_gpus/num_infer_gpus, or run it "
-                                "hosted with --target hosted"))
+                                "hosted with --hosted"))
     else:
         memory = _memory_problem(plan, data, gpus)
         if memory:
