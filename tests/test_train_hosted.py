@@ -14,6 +14,8 @@ from tools.contract import Context, ToolError
 from tools.diagnose.readers import read
 from tools.training import hosted
 from tools.training.launch import LaunchInput, train_launch
+from tools.training.runs import ResumeInput, RunInput, train_checkpoints, train_pause, train_resume, train_status
+from tools.training.watch import WatchInput, train_watch
 
 CURRENT = "prime-rl/main-2026-08-21/examples/basic/reverse-text/rl.toml"
 LAB = "hosted-lab/reverse-text-rl.toml"
@@ -42,6 +44,10 @@ def test_installed_prime_parses_every_train_argv_we_build(tmp_path):
     assert (logs["component"], logs["tail"]) == ("trainer", 200)
     assert prime_parses(hosted.logs_argv("run1", None, 50))[1]["component"] is None
     assert prime_parses(hosted.stop_argv("run1"))[1]["force"] is True
+    assert prime_parses(hosted.checkpoints_argv("run1"))[1]["output"] == "json"
+    assert prime_parses(hosted.pause_argv("run1"))[1]["force"] is True
+    path, params = prime_parses(hosted.resume_argv("run1", ["WANDB_API_KEY"]))
+    assert path == ["train", "resume"] and params["yes"] and params["env"] == ("WANDB_API_KEY",)
 
 
 def test_a_lab_era_config_is_refused_with_the_exact_migration(workspace, shared_fixtures, monkeypatch, tmp_path):
@@ -115,8 +121,6 @@ def test_preview_launch_and_follow_a_hosted_run(workspace, shared_fixtures, tmp_
 
 
 def test_an_unknown_run_says_so(workspace, monkeypatch, tmp_path):
-    from tools.training.runs import RunInput, train_status
-
     with PrimeAPI() as api:
         use_env(monkeypatch, prime_env(tmp_path / "home", api))
         with pytest.raises(ToolError) as error:
@@ -125,8 +129,6 @@ def test_an_unknown_run_says_so(workspace, monkeypatch, tmp_path):
 
 
 def test_watch_ends_with_the_question_when_the_reward_is_flat(workspace, monkeypatch, tmp_path):
-    from tools.training.watch import WatchInput, train_watch
-
     with PrimeAPI() as api:
         use_env(monkeypatch, prime_env(tmp_path / "home", api))
         api.runs["run-flat"] = {"id": "run-flat", "userId": "u", "status": "RUNNING", "maxSteps": 200,
@@ -141,3 +143,27 @@ def test_watch_ends_with_the_question_when_the_reward_is_flat(workspace, monkeyp
     assert not api.seen("PUT", "/api/v1/rft/runs/run-flat/stop")  # the user decides, through train stop
     assert any(e.get("finding", {}).get("code") == "flat-reward" for e in events)
     assert result.samples == "`prime train rollouts run-flat --step 80`"
+
+
+def test_pause_checkpoints_and_resume_as_a_new_run(workspace, monkeypatch, tmp_path):
+    with PrimeAPI() as api:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api, WANDB_API_KEY=WANDB_KEY))
+        api.runs["run-p"] = {"id": "run-p", "userId": "u", "status": "RUNNING", "baseModel": "Qwen/Qwen3-4B",
+                             "maxSteps": 300, "gpuCount": 8, "createdAt": "2026-12-01T08:00:00Z",
+                             "updatedAt": "2026-12-01T08:00:00Z"}
+        api.checkpoints["run-p"] = [{"id": "ck1", "rftRunId": "run-p", "step": 100, "storageUrl": "s3://b/ck1",
+                                     "status": "READY", "createdAt": "2026-12-01T09:00:00Z"}]
+        ctx = Context(workspace=workspace)
+        paused = train_pause(RunInput(run="run-p"), ctx)
+        [checkpoint] = train_checkpoints(RunInput(run="run-p"), ctx).checkpoints
+        preview = train_resume(ResumeInput(run="run-p"), ctx)
+        assert not api.seen("POST", "/api/v1/training/runs/run-p/resume")
+        resumed = train_resume(ResumeInput(run="run-p", yes=True), ctx)
+    assert paused.status == "PAUSING" and "resume" in paused.next
+    assert (checkpoint.step, checkpoint.status, checkpoint.where) == (100, "READY", "s3://b/ck1")
+    assert not preview.resumed and preview.exit_code() == 1 and "--yes" in preview.next
+    assert "Qwen/Qwen3-4B" in preview.summary and preview.secrets == ["WANDB_API_KEY"]
+    assert resumed.resumed and resumed.new_run in api.runs and resumed.new_run != "run-p"
+    assert api.payloads[resumed.new_run] == {"wandbApiKey": WANDB_KEY}
+    assert json.loads((workspace / ".rlpilot" / "runs" / resumed.new_run / "record.json").read_text())[
+        "summary"]["resumed_from"] == "run-p"

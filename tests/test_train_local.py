@@ -10,12 +10,15 @@ import time
 from pathlib import Path
 
 import pytest
+from eval_support import environments_venv
 from ops_support import prime_env, rlpilot, use_env
 
-from tools.contract import Context
+from tools.contract import BadInput, Context
 from tools.training import local, records
 from tools.training.launch import LaunchInput, train_launch
-from tools.training.runs import RunInput, train_status
+from tools.training.runs import RunInput, train_checkpoints, train_pause, train_status
+from tools.training.serve import CheckpointEvalInput, train_eval
+from tools.training.watch import WatchInput, train_watch
 
 CHECKOUT = Path(__file__).parent / "fakes" / "prime_rl_checkout"
 CURRENT = "prime-rl/main-2026-08-21/examples/basic/reverse-text/rl.toml"
@@ -139,11 +142,13 @@ def test_a_finished_run_reports_its_exit(machine, shared_fixtures, monkeypatch):
     assert status.status == "finished" and status.details["exit"]["returncode"] == 0
     assert status.metrics.last_step == 3
     assert os.environ["RLPILOT_HOME"] in status.details["log"]
+    assert train_checkpoints(RunInput(run=result.run), Context(workspace=workspace)).checkpoints == []
+    with pytest.raises(BadInput) as error:
+        train_pause(RunInput(run=result.run), Context(workspace=workspace))
+    assert error.value.code == "pause-is-hosted-only" and "train stop" in error.value.hint
 
 
 def test_watch_follows_a_local_run_to_its_end(machine, shared_fixtures, monkeypatch):
-    from tools.training.watch import WatchInput, train_watch
-
     workspace, _, environment = machine
     config = _config(workspace, shared_fixtures, CURRENT, 40)
     use_env(monkeypatch, environment(gpus=2, STANDIN_STEP_SECONDS="0.05"))
@@ -156,10 +161,6 @@ def test_watch_follows_a_local_run_to_its_end(machine, shared_fixtures, monkeypa
 
 
 def test_a_checkpoint_is_served_evaluated_and_stopped(machine, monkeypatch, tmp_path_factory):
-    from eval_support import environments_venv
-
-    from tools.training.serve import CheckpointEvalInput, train_eval
-
     workspace, _, environment = machine
     env = environment(gpus=2, VIRTUAL_ENV=str(environments_venv(tmp_path_factory.getbasetemp() / "eval-venv")))
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "UV_OFFLINE"):  # vf-eval's harness set-up may use the index

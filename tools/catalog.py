@@ -178,6 +178,27 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Serve a local checkpoint on a free port, smoke-eval it with `eval run`, then stop the server.",
     ),
     ToolEntry(
+        "train_checkpoints",
+        ("train", "checkpoints"),
+        "tools.training.runs:train_checkpoints",
+        Effect.READ,
+        "A run's checkpoints: step, status and where they are.",
+    ),
+    ToolEntry(
+        "train_pause",
+        ("train", "pause"),
+        "tools.training.runs:train_pause",
+        Effect.EXTERNAL,
+        "Pause a Hosted Training run at a checkpoint and release its GPUs (it resumes as a new run).",
+    ),
+    ToolEntry(
+        "train_resume",
+        ("train", "resume"),
+        "tools.training.runs:train_resume",
+        Effect.EXTERNAL,
+        "Resume a paused Hosted Training run from its checkpoint as a new run, after the user confirms.",
+    ),
+    ToolEntry(
         "report",
         ("report",),
         "agent.report:report",

@@ -46,6 +46,7 @@ class PrimeAPI:
             ("POST", re.compile(r"/api/v1/training/runs/prepare"), self._prepare),
             ("POST", re.compile(r"/api/v1/training/runs"), self._create_run),
             ("POST", re.compile(r"/api/v1/training/runs/(?P<run>[^/]+)/pause"), self._pause),
+            ("POST", re.compile(r"/api/v1/training/runs/(?P<run>[^/]+)/resume"), self._resume),
             ("GET", re.compile(r"/api/v1/training/available-fft-models"), self._models),
             ("GET", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)"), self._get_run),
             ("PUT", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)/stop"), self._stop),
@@ -173,8 +174,17 @@ class PrimeAPI:
         found = self.runs.get(run)
         if not found:
             return 404, {"detail": f"Run {run} not found"}
-        found["status"] = "PAUSING"
+        found["status"] = "PAUSED"  # the platform passes through PAUSING; the stand-in pauses at once
         return 200, {"runId": run, "status": "PAUSING"}
+
+    def _resume(self, run: str, body: dict[str, Any], **_: Any) -> tuple[int, Any]:
+        found = self.runs.get(run)
+        if not found or found["status"] != "PAUSED":
+            return 409, {"detail": f"Run {run} is not PAUSED"}
+        new_run = "run" + uuid.uuid4().hex[:10]
+        self.payloads[new_run] = body
+        self.runs[new_run] = {**found, "id": new_run, "status": "RUNNING"}
+        return 200, {"runId": new_run, "tokenValue": "tok_secret_value_654321", "onDemand": False}
 
     def _models(self, **_: Any) -> tuple[int, Any]:
         return 200, {"models": [], "onDemand": self.on_demand, "onDemandBetaAccess": True}

@@ -98,7 +98,7 @@ def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
 
 def _secrets(data: dict[str, Any]) -> tuple[list[str], list[Problem]]:
     wants_wandb = lookup(data, "monitors.wandb") is not None or isinstance(data.get("wandb"), dict)
-    names = [name for name in FORWARDED_SECRETS if os.environ.get(name)]
+    names = secret_names()
     problems = []
     if wants_wandb and "WANDB_API_KEY" not in names:
         problems.append(Problem(code="secret-missing", severity="warning",
@@ -206,3 +206,37 @@ def stop(run: str, ctx: Context) -> str:
         if line.startswith("Status:"):
             return line.removeprefix("Status:").strip()
     return "stopping (still being torn down)"
+
+
+def checkpoints_argv(run: str) -> list[str]:
+    return ["train", "checkpoints", run, "--output", "json"]
+
+
+def pause_argv(run: str) -> list[str]:
+    return ["train", "pause", run, "--force"]
+
+
+def resume_argv(run: str, secrets: list[str]) -> list[str]:
+    argv = ["train", "resume", run, "--output", "json", "--yes"]
+    for name in secrets:
+        argv += ["--env-var", name]
+    return argv
+
+
+def checkpoints(run: str, ctx: Context) -> list[dict[str, Any]]:
+    return json_output(_followed(checkpoints_argv(run), run, ctx, f"listing the checkpoints of {run}"))["checkpoints"]
+
+
+def pause(run: str, ctx: Context) -> str:
+    outcome = _followed(pause_argv(run), run, ctx, f"pausing {run}")
+    return next((line.removeprefix("Status:").strip() for line in outcome.stdout_tail if line.startswith("Status:")),
+                "PAUSING")
+
+
+def resume(run: str, secrets: list[str], ctx: Context) -> dict[str, Any]:
+    """Resume a PAUSED run as a new run (the platform's rule); its dispatch record, as `launch` gets."""
+    return json_output(_followed(resume_argv(run, secrets), run, ctx, f"resuming {run}", timeout=LAUNCH_TIMEOUT))["run"]
+
+
+def secret_names() -> list[str]:
+    return [name for name in FORWARDED_SECRETS if os.environ.get(name)]

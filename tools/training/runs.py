@@ -192,3 +192,110 @@ def train_stop(args: RunInput, ctx: Context) -> StopResult:
         record.stopped_at = records.now()
         records.save(ctx.workspace, record)
     return StopResult(run=args.run, target="hosted", status=status)
+
+
+# -- checkpoints, pause, resume ----------------------------------------------------------------
+
+
+class Checkpoint(BaseModel):
+    step: int
+    status: str
+    where: str = Field(description="The storage URL (hosted) or the folder (local).")
+    id: str | None = None
+    size_bytes: int | None = None
+
+
+class CheckpointsResult(ToolResult):
+    run: str
+    target: Literal["hosted", "local"]
+    checkpoints: list[Checkpoint]
+
+    def render(self) -> str:
+        if not self.checkpoints:
+            return f"run {self.run}: no checkpoints yet"
+        return "\n".join(f"step {c.step:>6}  {c.status:<9} {c.where}" for c in self.checkpoints)
+
+
+def train_checkpoints(args: RunInput, ctx: Context) -> CheckpointsResult:
+    target, record = _target(args.run, ctx)
+    if target == "local" and record is not None:
+        outputs = records.run_dir(ctx.workspace, record.id) / "outputs"
+        found = [Checkpoint(step=int(path.name.removeprefix("step_")), status="READY", where=str(path))
+                 for path in outputs.glob("**/checkpoints/step_*") if path.name.removeprefix("step_").isdigit()]
+    else:
+        found = [Checkpoint(step=c["step"], status=c["status"], where=c.get("storage_url") or "", id=c.get("id"),
+                            size_bytes=c.get("size_bytes")) for c in hosted.checkpoints(args.run, ctx)]
+    return CheckpointsResult(run=args.run, target=target, checkpoints=sorted(found, key=lambda c: c.step))
+
+
+def _hosted_only(run: str, ctx: Context, action: str, instead: str) -> None:
+    target, _ = _target(run, ctx)
+    if target == "local":
+        raise BadInput(f"{action}-is-hosted-only", f"run {run} is a local run; only Hosted Training runs {action}",
+                       instead)
+
+
+class PauseResult(ToolResult):
+    run: str
+    status: str
+    next: str
+
+    def render(self) -> str:
+        return f"run {self.run}: {self.status}\nnext: {self.next}"
+
+
+def train_pause(args: RunInput, ctx: Context) -> PauseResult:
+    _hosted_only(args.run, ctx, "pause", f"stop it with `rlpilot train stop {args.run}`: its checkpoints stay, "
+                 "and prime-rl continues from them with `--resume`")
+    status = hosted.pause(args.run, ctx)
+    return PauseResult(run=args.run, status=status,
+                       next=f"once `rlpilot train status {args.run}` says PAUSED, `rlpilot train resume {args.run}` "
+                            "continues it as a new run (billed again); a paused run cannot be unpaused")
+
+
+class ResumeInput(BaseModel):
+    run: RunArg
+    yes: Annotated[bool, Arg(user_decision=True), Field(description="Resume (the user confirmed).")] = False
+
+
+class ResumeResult(ToolResult):
+    run: str
+    status: str = Field(description="The paused run's status.")
+    resumed: bool
+    new_run: str | None = None
+    summary: str
+    secrets: list[str] = Field(default_factory=list, description="Passed again, by name.")
+    next: str
+
+    def render(self) -> str:
+        head = f"resumed {self.run} as run {self.new_run}" if self.resumed else "not resumed yet"
+        return f"{head}\n  {self.summary}\nnext: {self.next}"
+
+    def exit_code(self) -> int:
+        return 0 if self.resumed else 1
+
+
+def train_resume(args: ResumeInput, ctx: Context) -> ResumeResult:
+    _hosted_only(args.run, ctx, "resume", "launch it again with `rlpilot train launch CONFIG --local` and prime-rl's "
+                 "`[resume]` (or `--resume`) pointed at its checkpoints")
+    run = hosted.get_run(args.run, ctx)
+    secrets = hosted.secret_names()
+    summary = (f"a new Hosted Training run from the last checkpoint of {args.run} ({run.get('base_model') or 'model ?'}"
+               f", {run.get('max_steps') or '?'} steps, {run.get('gpu_count') or '?'} GPUs), with its config, "
+               "volume, image and GPU type")
+    if run["status"] != "PAUSED":
+        return ResumeResult(run=args.run, status=run["status"], resumed=False, summary=summary, secrets=secrets,
+                            next=f"only a PAUSED run resumes: pause it with `rlpilot train pause {args.run}` and "
+                                 "wait for PAUSED")
+    if not args.yes:
+        return ResumeResult(run=args.run, status=run["status"], resumed=False, summary=summary, secrets=secrets,
+                            next="confirm with --yes to resume")
+    dispatch = hosted.resume(args.run, secrets, ctx)
+    new_run = records.check_run_id(dispatch["runId"])
+    earlier = records.load(ctx.workspace, args.run)
+    records.save(ctx.workspace, records.RunRecord(
+        id=new_run, target="hosted", config=earlier.config if earlier else "", started_at=records.now(),
+        summary={"resumed_from": args.run, **{k: v for k, v in dispatch.items() if k != "runId"}},
+        dashboard=f"{hosted.DASHBOARD}/{new_run}"))
+    return ResumeResult(run=args.run, status=run["status"], resumed=True, new_run=new_run, summary=summary,
+                        secrets=secrets, next=f"follow it: `rlpilot train watch {new_run}`")
