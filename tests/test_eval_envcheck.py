@@ -115,10 +115,13 @@ def test_a_bad_environment_is_reported_file_by_line(venv_workspace):
     assert f"{source}:{marked('# keyword')[-1]}: reward `keyword`" in result.render()
 
 
-def test_an_environment_that_is_not_installed(tmp_path):
-    result = env_check(EnvCheckInput(env=str(ENVIRONMENTS / "tiny_arith")), Context(workspace=tmp_path))
-    [finding] = [f for f in result.findings if f.code in ("not-installed", "validate-unavailable")]
-    assert finding.code == "not-installed" and "uv pip install" in finding.fix
+def test_an_environment_that_is_not_installed_is_validated_from_its_source(tmp_path):
+    """The first five minutes: the bundled example checks out before anything is installed."""
+    result = env_check(EnvCheckInput(env=str(ENVIRONMENTS / "tiny_arith"), num_examples=2),
+                       Context(workspace=tmp_path))
+    [finding] = result.findings
+    assert (finding.code, finding.severity) == ("not-installed", "warning") and "uv pip install" in finding.fix
+    assert result.validation.valid == 2 and result.exit_code() == 0
     with pytest.raises(BadInput) as missing:
         env_check(EnvCheckInput(env="no-such-env"), Context(workspace=tmp_path))
     assert missing.value.code == "env-not-found"

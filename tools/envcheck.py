@@ -110,12 +110,19 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
         findings.append(Finding(code="validate-unavailable", severity="warning",
                                 message="vf-validate is not installed (verifiers >= 0.4 ships it)",
                                 fix="add verifiers >= 0.4 to the workspace to check gold and no-op answers"))
-    elif not _installed(taskset_id, interpreter.python, environ):
-        findings.append(Finding(code="not-installed", severity="error", file=str(source),
-                                message=f"{taskset_id} is not installed in the workspace's Python "
-                                        f"({interpreter.python}), so its answers cannot be validated",
-                                fix=f"install it: `uv pip install --python {interpreter.python} -e {source}`"))
     else:
+        if not _installed(taskset_id, interpreter.python, environ):
+            if not source.is_dir():
+                raise BadInput("env-not-installed", f"{taskset_id} is not installed in {interpreter.python}",
+                               "install it (`rlpilot env install ENV`), or pass its source folder")
+            # Checked from its source folder: vf-validate imports the module by name, not by install.
+            roots = [str(source / "src")] if (source / "src").is_dir() else []
+            environ["PYTHONPATH"] = os.pathsep.join([*roots, str(source), *filter(None, [environ.get("PYTHONPATH")])])
+            findings.append(Finding(code="not-installed", severity="warning", file=str(source),
+                                    message=f"{taskset_id} is not installed in the workspace's Python "
+                                            f"({interpreter.python}); it was validated from its source folder",
+                                    fix=f"install it before an eval: `uv pip install --python {interpreter.python} "
+                                        f"-e {source}`"))
         validation, checks = _validate(vf_validate, taskset_id, args.num_examples, ctx, environ)
         findings += checks
     return EnvCheckResult(env=args.env, source=str(source), taskset_id=taskset_id,
