@@ -182,3 +182,21 @@ def test_offline_the_bot_still_serves_slash_commands_in_the_thread(workspace):
             bot.close()
     result = slack.calls("chat.update")[0]
     assert "stack_info" in result["text"] and ":white_check_mark:" in result["text"]
+
+
+def test_train_watch_findings_are_alerts_in_the_runs_thread(workspace, tmp_path, monkeypatch):
+    script = scripted(call("train_watch", run="run-flat", every="1s"), Reply("Reward is flat; consider stopping."))
+    with PrimeAPI() as api, SlackAPI() as slack, ScriptedOpenAIServer(script) as model:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api))
+        api.runs["run-flat"] = {"id": "run-flat", "userId": "u", "status": "RUNNING", "maxSteps": 200,
+                                "createdAt": "2026-12-01T08:00:00Z", "updatedAt": "2026-12-01T08:00:00Z"}
+        api.metrics["run-flat"] = [{"step": s, "train/agg/all/agent/reward/mean": 0.0, "entropy/all/mean": 0.6}
+                                   for s in range(1, 81)]
+        bot = Bot(workspace, slack, model.base_url)
+        try:
+            bot.event({"type": "app_mention", "user": "UALICE", "ts": MENTION_TS, "text": "<@UBOT> watch run-flat"})
+            alert = _wait_for_text(slack, ":rotating_light:")
+            _wait_for_text(slack, "Reward is flat")
+        finally:
+            bot.close()
+    assert alert["thread_ts"] == MENTION_TS and "flat-reward" in alert["text"]

@@ -103,6 +103,8 @@ class SessionBridge:
         elif kind == "progress" and self._tool_call:
             label = f"{event.get('label', 'progress')}: {event.get('done')}/{event.get('total') or '?'}"
             self._update(acp.update_tool_call(self._tool_call, content=[acp.tool_content(acp.text_block(label))]))
+        elif kind == "log" and event.get("finding"):  # a new finding while `train watch` follows a run
+            self._update(acp.update_agent_message_text(f"\n\n! {event['line']}\n"))
         elif kind == "report":
             # The report is the point of the session: show it in the conversation, not folded in a tool call.
             self._update(acp.update_agent_message_text("\n\n" + self._last_text + "\n"))

@@ -244,6 +244,9 @@ class ThreadSurface:
             mark = ":white_check_mark:" if event.get("ok") else ":warning:"
             text = f"{mark} `{event['name']}`"
             self.bot.update(self.channel, self._tool_ts, text, [_section(text), _section(_code(self._last_text))])
+        elif kind == "log" and event.get("finding"):
+            # `train watch` found something new: an alert of its own in the run's thread, not an edit.
+            self.bot.post(self.channel, self.thread_ts, f":rotating_light: {event['line']}")
         elif kind == "report":
             self.bot.post(self.channel, self.thread_ts, self._last_text, report_blocks(self._last_text))
         elif kind in ("error", "notice"):

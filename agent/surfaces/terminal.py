@@ -53,6 +53,8 @@ class RichChat(Chat):
         if kind == "progress":
             self._show_progress(event)
             return
+        if kind in ("log", "question", "answer") and not event.get("finding"):
+            return  # tool chatter, and questions that show_question has already drawn
         was_streamed = self._live is not None
         self._settle()
         self._streamed = ""
@@ -70,6 +72,8 @@ class RichChat(Chat):
                 print_(self._result_panel(event))
         elif kind == "report":
             print_(Panel(Markdown(self._last_result), title="report", border_style="blue"))
+        elif kind == "log" and event.get("finding"):  # a new finding while `train watch` follows a run
+            print_(Text(f"! {event['line']}", style="bold yellow"))
         elif kind == "error":
             print_(Text(f"rlpilot: {event['message']}", style="bold red"))
         elif kind == "notice":
