@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from agent_support import call, scripted
+from diagnose_support import make_run, write_jsonl
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 
 RLPILOT = Path(sys.executable).parent / "rlpilot"
@@ -121,3 +122,16 @@ def test_a_streamed_reply_is_rendered_markdown_and_tool_calls_are_panels(tmp_pat
     # Frames redraw as the reply streams in; the last one is rendered Markdown.
     assert "Here is " + reply.split("Here is ")[-1] == "Here is bold news."
     assert "▸ stack_info" in tool and "✓ stack_info" in tool and "python" in tool
+
+
+def test_a_runs_metrics_come_with_terminal_plots(tmp_path):
+    write_jsonl(tmp_path / "metrics.jsonl", make_run(steps=120))
+    term = Terminal(["chat"], tmp_path, _env(tmp_path))
+    term.expect("only slash commands work")
+    term.type("/diagnose metrics.jsonl\r")
+    plots = term.expect(r"entropy[^\n]*\(steps 0\.\.119\)")
+    term.type("/quit\r")
+    assert term.wait() == 0
+    curve = re.compile("reward_mean.*?([▁▂▃▄▅▆▇█]{10,})")
+    bars = next(found.group(1) for found in map(curve.search, plots.splitlines()) if found)
+    assert bars[0] in "▁▂▃" and bars[-1] in "▆▇█"  # the reward rises, and the plot shows it
