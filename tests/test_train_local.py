@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -50,7 +51,7 @@ def machine(tmp_path: Path):
     for saved in (tmp_path / "state" / "runs").glob("*/record.json"):
         record = records.RunRecord.model_validate_json(saved.read_text())
         if record.pid and local.group_members(record.pid):
-            os.killpg(record.pid, 9)
+            os.killpg(record.pid, signal.SIGKILL)
 
 
 def _config(workspace: Path, fixtures: Path, source: str, max_steps: int) -> Path:

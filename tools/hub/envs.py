@@ -68,7 +68,11 @@ def env_install(args: EnvInstallInput, ctx: Context) -> EnvInstallResult:
     python = workspace_interpreter(ctx.workspace, prime_environment(ctx.workspace)).python
     outcome = run_prime(argv, ctx, what=f"installing {ref.text}", timeout=INSTALL_TIMEOUT, check=False, stream=True)
     text = outcome.stdout
-    installed = re.findall(r"✓ (\S+@\S+)$", text.split("Installed ", 1)[1], re.M) if "Installed " in text else []
+    # The CLI's closing summary ("Installed 1 environment:", then one "✓ name@version" each); uv's
+    # own "Installed 1 package" lines come before it.
+    summary = re.split(r"^Installed \d+ environments?:$", text, maxsplit=1, flags=re.M)
+    installed = re.findall(r"^✓ (\S+@\S+)$", summary[1].split("Failed to install")[0], re.M) \
+        if len(summary) == 2 else []
     if not outcome.ok or "Failed to install" in text or not installed:
         not_found = "HTTP 404" in text or "not found" in text.lower()
         raise ToolError(

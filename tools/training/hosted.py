@@ -98,7 +98,8 @@ def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
 
 def _secrets(data: dict[str, Any]) -> tuple[list[str], list[Problem]]:
     wants_wandb = lookup(data, "monitors.wandb") is not None or isinstance(data.get("wandb"), dict)
-    names = secret_names()
+    # Only what the run can use leaves the machine: the W&B key only for a config that logs there.
+    names = [name for name in secret_names() if name != "WANDB_API_KEY" or wants_wandb]
     problems = []
     if wants_wandb and "WANDB_API_KEY" not in names:
         problems.append(Problem(code="secret-missing", severity="warning",

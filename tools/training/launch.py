@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from tools.configs.detect import Installed
 from tools.configs.document import load, lookup
 from tools.configs.eras import Dialect
 from tools.configs.lint import check_data
@@ -124,7 +125,7 @@ def train_launch(args: LaunchInput, ctx: Context) -> LaunchResult:
 
 
 def read_plan(args: LaunchInput, ctx: Context, target: Literal["hosted", "local"],
-              installed) -> tuple[LaunchPlan, list[Problem], dict]:
+              installed: Installed) -> tuple[LaunchPlan, list[Problem], dict]:
     """The summary every target shows, and the config engine's errors for the stack it runs on."""
     path = args.config if args.config.is_absolute() else ctx.workspace / args.config
     config = load(path)

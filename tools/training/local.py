@@ -108,7 +108,7 @@ def _memory_problem(plan: LaunchPlan, data: dict[str, Any], gpus: list[GPU]) -> 
     billions = model_billions(plan.model)
     if billions is None:
         return None
-    lora = "lora" in repr({k: data.get(k) for k in ("model", "trainer")}).lower()
+    lora = _mentions_lora(data.get("trainer")) or _mentions_lora(data.get("model"))
     trainer = billions * (LORA_BYTES if lora else FULL_BYTES) / max(plan.train_gpus, 1) * MARGIN
     inference = billions * INFER_BYTES * MARGIN
     smallest = min(g.memory_mib for g in gpus) / 1024
@@ -119,6 +119,11 @@ def _memory_problem(plan: LaunchPlan, data: dict[str, Any], gpus: list[GPU]) -> 
         return None
     return Problem(code="memory-estimate", severity="warning", message=f"{plan.memory}: it may not fit",
                    fix="add trainer GPUs, use LoRA, or pick a smaller model")
+
+
+def _mentions_lora(table: Any) -> bool:
+    """A `lora` table anywhere under it (prime-rl has moved it between trainer and model)."""
+    return isinstance(table, dict) and any("lora" in key.lower() or _mentions_lora(v) for key, v in table.items())
 
 
 def _start(plan: LaunchPlan, problems: list[Problem], stack: StackResult, ctx: Context) -> LaunchResult:

@@ -48,12 +48,10 @@ def main() -> None:
         _record_exit(args.exit, 127)
         return
 
-    def forward(signum: int, frame: object) -> None:
-        # `train stop` signals the whole group; a signal sent to us alone is passed on.
-        command.send_signal(signum)
-
+    # `train stop` signals the whole group, so the command gets the signal itself; the supervisor
+    # lives on (a Python handler, not SIG_IGN, which the command would inherit) to record its end.
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, forward)
+        signal.signal(signum, lambda *_: None)
     redact = Redactor(os.environ)
     assert command.stdout is not None
     for line in command.stdout:
