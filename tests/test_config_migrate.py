@@ -104,14 +104,17 @@ def test_comments_survive_a_round_trip(tmp_path: Path) -> None:
     assert data["orchestrator"]["sampling"]["max_tokens"] == 128
 
 
+@pytest.mark.parametrize("to", [Dialect.TRANSITION, Dialect.CLASSIC])
 @pytest.mark.parametrize("relative", fixture_files("prime-rl/main"))
-def test_main_fixtures_migrate_back_to_transition(shared_fixtures: Path, tmp_path: Path, relative: str) -> None:
-    out = tmp_path / "transition.toml"
-    result = migrate(shared_fixtures / relative, Dialect.TRANSITION, out, workspace=tmp_path, installed=NOTHING)
-    assert check_config(out, Dialect.TRANSITION, NOTHING).errors == []
+def test_main_fixtures_migrate_back(shared_fixtures: Path, tmp_path: Path, relative: str, to: Dialect) -> None:
+    out = tmp_path / "older.toml"
+    result = migrate(shared_fixtures / relative, to, out, workspace=tmp_path, installed=NOTHING)
+    assert check_config(out, to, NOTHING).errors == []
     data = tomllib.loads(out.read_text())
     assert "wandb" in data and "monitors" not in data
     assert all(step.suggestion or step.why for step in result.manual)
+    if to == Dialect.CLASSIC:
+        assert all("id" in env and "taskset" not in env for env in data["orchestrator"]["env"])
 
 
 def test_a_pinned_v080_checkout_keeps_v080_spellings(shared_fixtures: Path, tmp_path: Path) -> None:

@@ -162,7 +162,8 @@ _ZERO_ADV_HINT = ("on main, `orchestrator.train.filter_zero_advantages` (on by d
 CHANGES: tuple[Change, ...] = (
     # classic -> transition (2026-04 to 2026-06)
     Change("orchestrator.env", "orchestrator.train.env", CLASSIC, TRANSITION,
-           "`[[orchestrator.env]]` moved under `[orchestrator.train]` (2026-04-19, prime-rl #2327)", alias=True),
+           "`[[orchestrator.env]]` moved under `[orchestrator.train]` (2026-04-19, prime-rl #2327)", alias=True,
+           convert="env"),
     Change("orchestrator.sampling", "orchestrator.train.sampling", CLASSIC, TRANSITION,
            "`[orchestrator.sampling]` moved under `[orchestrator.train]` (2026-04-19, prime-rl #2327)", alias=True),
     Change("orchestrator.train.sampling.max_tokens", "orchestrator.train.sampling.max_completion_tokens",

@@ -290,7 +290,7 @@ def splice(text: str, parts: list[str | int], value: Any) -> str | None:
     if isinstance(parts[-1], int) or (isinstance(value, list) and any(isinstance(v, dict) for v in value)):
         return None
     display = display_path(parts)
-    rendered = _inline(value).as_string() if isinstance(value, dict) else tomlkit.item(value).as_string()
+    rendered = inline(value).as_string() if isinstance(value, dict) else tomlkit.item(value).as_string()
     lines = text.splitlines(keepends=True)
     scanned = list(scan(text))
     hit = next((line for line in scanned if line.key == display), None)
@@ -319,10 +319,11 @@ def splice(text: str, parts: list[str | int], value: Any) -> str | None:
     return "".join(lines)
 
 
-def _inline(value: dict[str, Any]) -> Any:
+def inline(value: dict[str, Any]) -> Any:
+    """A dict as a TOML inline table (`{ a = 1 }`), nested dicts too."""
     table = tomlkit.inline_table()
     for key, sub in value.items():
-        table[key] = _inline(sub) if isinstance(sub, dict) else sub
+        table[key] = inline(sub) if isinstance(sub, dict) else sub
     return table
 
 

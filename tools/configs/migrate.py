@@ -32,6 +32,7 @@ from tools.configs.document import (
     dumps,
     get_item,
     in_workspace,
+    inline,
     load,
     parse,
     rename_in_place,
@@ -210,7 +211,8 @@ class _Run:
         if inverse:
             inverse(self, change)
         elif not change.convert:
-            self.move(change.new, change.old, f"{change.target} spelling back to {change.origin}: {change.why}")
+            older = "v0.8.0's spelling" if change.variant else f"the {change.origin} spelling"
+            self.move(change.new, change.old, f"back to {older}: {change.why}")
 
     def move(self, old: str, new: str, why: str) -> None:
         if "[]" in old:
@@ -511,9 +513,40 @@ def _lab(run: _Run, change: Change) -> None:
             run.record(table, why, table, None, {})
 
 
+def _env(run: _Run, change: Change) -> None:
+    run.move(change.old, change.new, change.why)
+
+
+def _env_back(run: _Run, change: Change) -> None:
+    """Transition's `[[orchestrator.train.env]]` -> classic `[[orchestrator.env]]`: classic entries
+    name a v0 environment (`id`, `args`); a v1 taskset folds into them, and an agent other than
+    the in-process one has no classic spelling."""
+    run.move(change.new, change.old, f"back to {change.origin}: {change.why}")
+    for array in (change.old, "orchestrator.eval.env"):
+        entries = get_item(run.doc, split_key(array))
+        for index, entry in enumerate(entries if isinstance(entries, AoT) else []):
+            taskset, harness = _plain(entry.get("taskset")), _plain(entry.get("harness"))
+            if isinstance(taskset, dict) and "id" in taskset and "id" not in entry:
+                del entry["taskset"]
+                entry["id"] = taskset.pop("id")
+                if taskset:
+                    entry["args"] = inline(taskset)
+                run.record(f"{array}[{index}].taskset", f"{CLASSIC} entries name a v0 environment: the taskset "
+                           "id is its `id`, its other fields its `args`", f"{array}[{index}].id", taskset, entry["id"])
+            if harness is not None:
+                local = {**_LOCAL_AGENT["harness"], "runtime": _LOCAL_AGENT["runtime"]}
+                if harness == local:
+                    del entry["harness"]
+                    run.record(f"{array}[{index}].harness", f"{CLASSIC} runs environments in-process, which is "
+                               "what this agent did", before=harness)
+                else:
+                    run.remove(f"{array}[{index}].harness", f"{CLASSIC} has no agent harness or runtime",
+                               "run this environment with prime-rl v0.6 or later")
+
+
 _CONVERTERS: dict[str, Callable[[_Run, Change], None]] = {
     "gpu_ids": _gpu_ids, "source": _sources, "oversampling": _oversampling, "vllm": _vllm, "filters": _filters,
-    "lab": _lab,
+    "lab": _lab, "env": _env,
 }
 _WHOLE = {"gpu_ids", "vllm", "filters", "lab"}
-_INVERSES: dict[str, Callable[[_Run, Change], None]] = {"source": _sources_back, "vllm": _vllm_back}
+_INVERSES: dict[str, Callable[[_Run, Change], None]] = {"source": _sources_back, "vllm": _vllm_back, "env": _env_back}
