@@ -105,3 +105,23 @@ def test_tokens_are_single_use_bound_to_arguments_and_expire():
     fourth = tokens.issue("env_push", call)
     assert tokens.redeem(fourth, "env_push", call)
     assert not tokens.redeem(fourth, "env_push", call)
+
+
+def test_progress_reaches_a_client_that_asked_for_it(tmp_path):
+    seen = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async def session():
+        async with _client(tmp_path, prime_env(tmp_path / "home", api)) as client:
+            return await client.call_tool("train_watch", {"run": "run-flat", "every": "1s"},
+                                          progress_callback=on_progress)
+
+    with PrimeAPI() as api:
+        api.runs["run-flat"] = {"id": "run-flat", "userId": "u", "status": "RUNNING", "maxSteps": 200,
+                                "createdAt": "2026-12-01T08:00:00Z", "updatedAt": "2026-12-01T08:00:00Z"}
+        api.metrics["run-flat"] = [{"step": s, "train/agg/all/agent/reward/mean": 0.0} for s in range(1, 81)]
+        watched = anyio.run(session)
+    assert not watched.is_error and watched.structured_content["stop_suggested"]
+    assert seen and seen[0][:2] == (80.0, 200.0) and "run-flat" in seen[0][2]

@@ -104,9 +104,21 @@ class ToolServer:
         self.session = self.store.create("mcp")
         self.confirmations = confirmations or Confirmations()
         self._answers: dict[str, str] = {}
-        self._lock = threading.Lock()  # one call at a time: the session and the gate answers are shared
-        self.agent = Agent(self.session, Surface(_log_progress, self._answer), Context(workspace=workspace),
+        self._progress: Callable[[Event], None] | None = None
+        self._lock = threading.Lock()  # one call at a time: the session, answers and progress are shared
+        self.agent = Agent(self.session, Surface(self._on_event, self._answer), Context(workspace=workspace),
                            None, tools)
+
+    def _on_event(self, event: Event) -> None:
+        """Progress goes to the client (when it asked for it) and, with tool logs, to stderr, which
+        clients show as the server's log; stdout is the protocol."""
+        if event.get("type") == "progress":
+            print(f"{event.get('label', 'progress')}: {event.get('done')}/{event.get('total') or '?'}",
+                  file=sys.stderr)
+            if self._progress:
+                self._progress(event)
+        elif event.get("type") == "log":
+            print(redact(str(event.get("line", ""))), file=sys.stderr)
 
     def _answer(self, question: Question) -> str | None:
         """A gate question, answered by the call's own arguments once the user has confirmed it."""
@@ -114,13 +126,15 @@ class ToolServer:
             return "yes"
         return match_answer(question, self._answers.get(question.kind) or question.suggestion)
 
-    def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    def call(self, name: str, arguments: dict[str, Any],
+             progress: Callable[[Event], None] | None = None) -> types.CallToolResult:
         tool = self.agent.tools.get(name)
         if tool is None:
             return _error(f"there is no tool named {name!r}; use one of: {', '.join(self.agent.tools)}")
         arguments = {k: v for k, v in arguments.items() if k not in tool.hidden_fields}
         token = arguments.pop(TOKEN_FIELD, None)
         with self._lock:
+            self._progress = progress
             self._answers = {str(k): str(v) for k, v in (arguments.get(ANSWERS_FIELD) or {}).items()}
             if tool.effect is Effect.EXTERNAL:
                 if not (token and self.confirmations.redeem(str(token), name, arguments)):
@@ -191,14 +205,6 @@ def _result(outcome: dict[str, Any]) -> types.CallToolResult:
     return _error(f"{error['message']} ({error['code']}){hint}", {"error": error})
 
 
-def _log_progress(event: Event) -> None:
-    """Tool events go to stderr, which MCP clients show as the server's log; stdout is the protocol."""
-    if event.get("type") == "progress":
-        print(f"{event.get('label', 'progress')}: {event.get('done')}/{event.get('total') or '?'}", file=sys.stderr)
-    elif event.get("type") == "log":
-        print(redact(str(event.get("line", ""))), file=sys.stderr)
-
-
 def build_server(tools: ToolServer) -> Server:
     listed = [mcp_tool(tool) for tool in tools.agent.tools.values()]
 
@@ -206,7 +212,11 @@ def build_server(tools: ToolServer) -> Server:
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await anyio.to_thread.run_sync(tools.call, params.name, dict(params.arguments or {}))
+        def progress(event: Event) -> None:  # from the tool's thread; a no-op unless the client asked
+            anyio.from_thread.run(ctx.session.report_progress, float(event.get("done") or 0), event.get("total"),
+                                  event.get("label"))
+
+        return await anyio.to_thread.run_sync(tools.call, params.name, dict(params.arguments or {}), progress)
 
     from importlib.metadata import version
 
