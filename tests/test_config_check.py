@@ -12,7 +12,7 @@ from tools.catalog import by_name
 from tools.configs.detect import Installed, detect_file
 from tools.configs.dialects import INTENTS, key_for
 from tools.configs.document import read_text
-from tools.configs.eras import Dialect
+from tools.configs.eras import Dialect, Variant, variant_for_prime_rl
 from tools.configs.lint import check_config
 from tools.contract import BadInput, Context, load
 
@@ -209,3 +209,10 @@ def test_tools_read_relative_paths_from_their_workspace(tmp_path: Path) -> None:
     changed = load(by_name("config_set")).call({"path": "rl.toml", "changes": {"orchestrator.batch_size": 128}},
                                                Context(workspace=tmp_path))
     assert changed.written and (tmp_path / ".rlpilot").is_dir()
+
+
+def test_a_checkout_at_080_is_told_apart_by_its_schema() -> None:
+    assert variant_for_prime_rl("0.8.0", has_monitors_table=False) == Variant.V080
+    assert variant_for_prime_rl("0.8.0", has_monitors_table=True) == Variant.MAIN
+    assert variant_for_prime_rl("0.8.1.dev4", has_monitors_table=False) == Variant.MAIN
+    assert variant_for_prime_rl("0.7.0", has_monitors_table=False) is None

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.configs.dialects import Variant
 from tools.configs.document import is_table_array, lookup
-from tools.configs.eras import Dialect, dialect_for_prime_cli, dialect_for_prime_rl, version_tuple
+from tools.configs.eras import Dialect, Variant, dialect_for_prime_cli, dialect_for_prime_rl, variant_for_prime_rl
 
 # (dialect, weight, test, what it shows): a weight 3 sign belongs to one era only.
 _SIGNS: tuple[tuple[Dialect, int, str, str], ...] = (
@@ -104,17 +103,13 @@ class Installed:
 
     @property
     def variant(self) -> Variant | None:
-        """The prime-rl-current spelling a checkout pins: v0.8.0 and main both say 0.8.0."""
-        if not self.prime_rl_version or dialect_for_prime_rl(self.prime_rl_version) != Dialect.CURRENT:
+        """The prime-rl-current spelling the checkout pins (None without a v0.8+ checkout)."""
+        if not self.prime_rl_version:
             return None
-        if version_tuple(self.prime_rl_version)[:3] > (0, 8, 0):
-            return Variant.MAIN
         configs = Path(self.prime_rl_path or ".") / "packages/prime-rl-configs/src/prime_rl/configs"
-        # `[monitors]` (MonitorsConfig) arrived on main on 2026-08-15, after the v0.8.0 tag.
-        for source in configs.glob("*.py"):
-            if "class MonitorsConfig" in source.read_text(errors="replace"):
-                return Variant.MAIN
-        return Variant.V080
+        monitors = self.prime_rl_path is not None and any(
+            "class MonitorsConfig" in source.read_text(errors="replace") for source in configs.glob("*.py"))
+        return variant_for_prime_rl(self.prime_rl_version, monitors)
 
     def expectations(self) -> list[tuple[Dialect, str]]:
         found = []

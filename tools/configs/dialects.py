@@ -23,21 +23,13 @@ sheet), the transition-era `OrchestratorConfig` field list, and the fixtures of 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
-from tools.configs.eras import Dialect
+from tools.configs.eras import Dialect, Variant
 
 LAB, CLASSIC, TRANSITION, CURRENT = Dialect.HOSTED_LAB, Dialect.CLASSIC, Dialect.TRANSITION, Dialect.CURRENT
 
 # Era order along prime-rl's releases; the lab-era format's successor is prime-rl-current.
 RANK = {LAB: 0, CLASSIC: 0, TRANSITION: 1, CURRENT: 2}
-
-
-class Variant(StrEnum):
-    """Inside prime-rl-current, v0.8.0 (2026-08-06) and main (2026-08-15 on) spell some keys apart."""
-
-    V080 = "v0.8.0"
-    MAIN = "main"
 
 
 def _keys(text: str) -> frozenset[str]:

@@ -17,6 +17,24 @@ class Dialect(StrEnum):
     CURRENT = "prime-rl-current"  # v0.8 and main
 
 
+class Variant(StrEnum):
+    """Inside prime-rl-current, v0.8.0 (2026-08-06) and main (2026-08-15 on) spell some keys apart."""
+
+    V080 = "v0.8.0"
+    MAIN = "main"
+
+
+def variant_for_prime_rl(version: str, has_monitors_table: bool) -> Variant | None:
+    """The prime-rl-current spelling a checkout takes; None before v0.8. Main's pyproject still
+    says 0.8.0 until the v0.8.1.dev tags, so a checkout at 0.8.0 is told apart by its schema:
+    `[monitors]` (2026-08-15, prime-rl #3275) arrived after the v0.8.0 tag."""
+    if dialect_for_prime_rl(version) != Dialect.CURRENT:
+        return None
+    if version_tuple(version)[:3] > (0, 8, 0) or has_monitors_table:
+        return Variant.MAIN
+    return Variant.V080
+
+
 # prime 0.6.26 (2026-08-19) still took the lab-era format; 0.18.0 takes prime-rl's own config
 # and runs evals on the platform only. Which release in between switched is unconfirmed, so
 # the first release after the last known lab-era one stands for the switch.

@@ -22,9 +22,9 @@ from pydantic import BaseModel, Field
 
 from tools.configs import dialects as schema
 from tools.configs.detect import Detection, Installed, detect_dialect, detect_file, installed_stack
-from tools.configs.dialects import CURRENT, LAB, TRANSITION, VARIANT_ONLY, Variant
+from tools.configs.dialects import CURRENT, LAB, TRANSITION, VARIANT_ONLY
 from tools.configs.document import in_workspace, is_table_array, line_of, load, lookup
-from tools.configs.eras import Dialect
+from tools.configs.eras import Dialect, Variant
 from tools.contract import Arg, Context, ToolResult
 
 Severity = Literal["error", "warning", "info"]

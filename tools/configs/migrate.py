@@ -25,7 +25,7 @@ from tomlkit.toml_document import TOMLDocument
 
 from tools.configs import dialects as schema
 from tools.configs.detect import Detection, Installed, detect_file, installed_stack
-from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, Change, Variant
+from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, Change
 from tools.configs.document import (
     container_of,
     delete_item,
@@ -39,7 +39,7 @@ from tools.configs.document import (
     split_key,
 )
 from tools.configs.edit import atomic_write, unified_diff, write_config
-from tools.configs.eras import Dialect
+from tools.configs.eras import Dialect, Variant
 from tools.configs.lint import Finding, check_data, render_finding
 from tools.contract import Arg, BadInput, Context, ToolResult
 from tools.deltas import Delta

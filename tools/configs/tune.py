@@ -24,9 +24,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from tools.configs.detect import Installed, detect_file, installed_stack
-from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, Variant
+from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION
 from tools.configs.document import in_workspace, load
 from tools.configs.edit import set_keys
+from tools.configs.eras import Variant
 from tools.configs.lint import (
     CONCURRENCY_LIMITS,
     Finding,
