@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import urllib.error
@@ -12,6 +13,7 @@ from urllib.parse import urlencode
 
 import pytest
 from agent_support import call, scripted
+from diagnose_support import make_run, write_jsonl
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from fakes.prime_api import PrimeAPI
 from fakes.slack_api import SlackAPI
@@ -172,16 +174,20 @@ def test_requests_without_a_valid_signature_are_refused(workspace):
     assert slack.calls("chat.postMessage") == []
 
 
-def test_offline_the_bot_still_serves_slash_commands_in_the_thread(workspace):
+def test_offline_the_bot_still_serves_slash_commands_with_curves(workspace):
+    write_jsonl(workspace / "metrics.jsonl", make_run(steps=120))
     with SlackAPI() as slack:
         bot = Bot(workspace, slack, None)
         try:
-            bot.event({"type": "app_mention", "user": "UALICE", "ts": MENTION_TS, "text": "<@UBOT> /stack"})
+            bot.event({"type": "app_mention", "user": "UALICE", "ts": MENTION_TS,
+                       "text": "<@UBOT> /diagnose metrics.jsonl"})
             slack.wait_for("chat.update")
         finally:
             bot.close()
     result = slack.calls("chat.update")[0]
-    assert "stack_info" in result["text"] and ":white_check_mark:" in result["text"]
+    assert "diagnose" in result["text"]
+    plots = result["blocks"][-1]["text"]["text"]
+    assert "reward_mean" in plots and re.search("[▁▂▃▄▅▆▇█]{10,}", plots)
 
 
 def test_train_watch_findings_are_alerts_in_the_runs_thread(workspace, tmp_path, monkeypatch):

@@ -33,6 +33,7 @@ from agent.gates import Question, match_answer
 from agent.loop import Agent, Surface
 from agent.sessions import Session, Store
 from agent.surfaces.common import add_endpoint_options, available_tools, endpoint_of, start_conversation
+from agent.surfaces.plots import curves_of
 from tools.catalog import Effect, by_name
 from tools.contract import BadInput, Context, Event, Tool
 from tools.secrets import Redactor
@@ -243,7 +244,11 @@ class ThreadSurface:
             self._last_text = event.get("text") or failure_text(event)
             mark = ":white_check_mark:" if event.get("ok") else ":warning:"
             text = f"{mark} `{event['name']}`"
-            self.bot.update(self.channel, self._tool_ts, text, [_section(text), _section(_code(self._last_text))])
+            blocks = [_section(text), _section(_code(self._last_text))]
+            plots = curves_of(event)
+            if plots:
+                blocks.append(_section(_code("\n".join(curve.line() for curve in plots))))
+            self.bot.update(self.channel, self._tool_ts, text, blocks)
         elif kind == "log" and event.get("finding"):
             # `train watch` found something new: an alert of its own in the run's thread, not an edit.
             self.bot.post(self.channel, self.thread_ts, f":rotating_light: {event['line']}")

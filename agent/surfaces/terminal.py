@@ -9,7 +9,6 @@ answers and Ctrl-C handling stay with `agent.chat.Chat`, which this only re-rend
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console, Group
@@ -22,42 +21,7 @@ from rich.text import Text
 
 from agent.chat import Chat, failure_text
 from agent.gates import Question
-
-_BARS = "▁▂▃▄▅▆▇█"
-# The curves worth a glance in a chat, in the order the playbook looks at them.
-CURVES = ("reward_mean", "reward_std", "entropy", "response_length", "truncated_frac", "mismatch_kl", "grad_norm")
-_CURVE_TOOLS = {"diagnose", "train_metrics", "train_status"}
-
-
-def sparkline(values: list[float], width: int = 40) -> str:
-    """Values as a row of block characters, averaged into at most `width` buckets."""
-    size = max(1, -(-len(values) // width))
-    buckets = [sum(values[i:i + size]) / len(values[i:i + size]) for i in range(0, len(values), size)]
-    low, high = min(buckets), max(buckets)
-    span = (high - low) or 1.0
-    return "".join(_BARS[round((v - low) / span * (len(_BARS) - 1))] for v in buckets)
-
-
-def curves(source: str) -> Text | None:
-    """Terminal plots of a run's main series, read with the diagnose readers; None when unreadable."""
-    from tools.contract import ToolError
-    from tools.diagnose.readers import read
-
-    try:
-        _, run = read(Path(source))
-    except (ToolError, OSError):
-        return None
-    lines = Text()
-    for name in CURVES:
-        series = run.series.get(name)
-        if series is None or len(series) < 2:
-            continue
-        values = [float(v) for v in series.values]
-        lines.append(f"{name:<16}", style="bold")
-        lines.append(f"{values[0]:>9.4g} ")
-        lines.append(sparkline(values), style="cyan")
-        lines.append(f" {values[-1]:.4g}  (steps {series.steps[0]}..{series.steps[-1]})\n")
-    return lines if lines.plain else None
+from agent.surfaces.plots import curves_of
 
 
 class RichChat(Chat):
@@ -107,11 +71,10 @@ class RichChat(Chat):
             self._last_result = event.get("text") or failure_text(event)
             if event["name"] != "report":  # the report event shows it whole
                 print_(self._result_panel(event))
-            result = event.get("result") or {}
-            source = result.get("source") or (result.get("metrics") or {}).get("source")
-            plot = curves(source) if event["name"] in _CURVE_TOOLS and source else None
-            if plot is not None:
-                print_(Panel(plot, title="curves", title_align="left", border_style="cyan"))
+            plots = curves_of(event)
+            if plots:
+                print_(Panel(Text("\n".join(curve.line() for curve in plots)), title="curves", title_align="left",
+                             border_style="cyan"))
         elif kind == "report":
             print_(Panel(Markdown(self._last_result), title="report", border_style="blue"))
         elif kind == "log" and event.get("finding"):  # a new finding while `train watch` follows a run

@@ -1,0 +1,60 @@
+"""A run's main metrics as text plots (sparklines), for surfaces that show a tool's result.
+
+Read with the same readers `diagnose` uses, so the curves are the series the findings speak of.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_BARS = "▁▂▃▄▅▆▇█"
+# The curves worth a glance in a chat, in the order the playbook looks at them.
+CURVES = ("reward_mean", "reward_std", "entropy", "response_length", "truncated_frac", "mismatch_kl", "grad_norm")
+_TOOLS = {"diagnose", "train_metrics", "train_status"}
+
+
+@dataclass
+class Curve:
+    name: str
+    first: float
+    last: float
+    bars: str
+    steps: tuple[int, int]
+
+    def line(self) -> str:
+        first, last = self.steps
+        return f"{self.name:<16}{self.first:>9.4g} {self.bars} {self.last:.4g}  (steps {first}..{last})"
+
+
+def sparkline(values: list[float], width: int = 40) -> str:
+    """Values as a row of block characters, averaged into at most `width` buckets."""
+    size = max(1, -(-len(values) // width))
+    buckets = [sum(values[i:i + size]) / len(values[i:i + size]) for i in range(0, len(values), size)]
+    low, high = min(buckets), max(buckets)
+    span = (high - low) or 1.0
+    return "".join(_BARS[round((v - low) / span * (len(_BARS) - 1))] for v in buckets)
+
+
+def curves_of(event: dict[str, Any]) -> list[Curve]:
+    """The curves of the run a tool result is about (`diagnose`, `train metrics|status`), else none."""
+    result = event.get("result") or {}
+    source = result.get("source") or (result.get("metrics") or {}).get("source")
+    if event.get("name") not in _TOOLS or not source:
+        return []
+    from tools.contract import ToolError
+    from tools.diagnose.readers import read
+
+    try:
+        _, run = read(Path(source))
+    except (ToolError, OSError):
+        return []
+    found = []
+    for name in CURVES:
+        series = run.series.get(name)
+        if series is not None and len(series) >= 2:
+            values = [float(v) for v in series.values]
+            found.append(Curve(name, values[0], values[-1], sparkline(values),
+                               (int(series.steps[0]), int(series.steps[-1]))))
+    return found
