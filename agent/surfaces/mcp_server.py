@@ -167,6 +167,9 @@ class ToolServer:
                           {"needs_answer": question.event()})
         except ToolError as error:
             return _error(error.one_line(), {"error": error.to_dict()})
+        except Exception as error:  # a tool's preview that crashes is a bug to report, not a dead server
+            return _error(f"{tool.name} failed while previewing: {type(error).__name__}: {error}; "
+                          "this is a bug in rlpilot")
         token = self.confirmations.issue(tool.name, arguments)
         lines = ["That token is not valid for this call (used, expired, or issued for other arguments); "
                  "here is a new preview.", ""] if stale else []
