@@ -123,3 +123,14 @@ def test_apply_writes_through_config_set_and_checks_clean(tmp_path: Path, reward
     assert data["orchestrator"]["group_size"] == 8 and data["orchestrator"]["batch_size"] == 128
     assert check_config(path, installed=NOTHING).errors == []
     assert tune(path, "quick", reward, installed=NOTHING).deltas == []
+
+
+def test_applied_filters_keep_every_line_of_the_file(shared_fixtures: Path, tmp_path: Path) -> None:
+    original = (shared_fixtures / "prime-rl/v0.7.0/configs/gsm8k/rl.toml").read_text()
+    path = write(tmp_path, original)
+    tune(path, reward="binary", apply=True, workspace=tmp_path, installed=NOTHING)
+    new = path.read_text()
+    remaining = iter(new.splitlines())
+    assert all(any(line == candidate for candidate in remaining) for line in original.splitlines())
+    assert tomllib.loads(new)["orchestrator"]["pre_batch_filters"] == [{"type": "zero_advantage", "enforce": True}]
+    assert check_config(path, installed=NOTHING).errors == []

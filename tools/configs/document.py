@@ -287,9 +287,11 @@ def display_path(parts: list[str | int]) -> str:
 def splice(text: str, parts: list[str | int], value: Any) -> str | None:
     """`text` with the key at `parts` set to `value`, touching only that key's lines (or adding
     one line, or one table at the end); None when the key's place is not written out plainly."""
-    if isinstance(parts[-1], int) or (isinstance(value, list) and any(isinstance(v, dict) for v in value)):
+    if isinstance(parts[-1], int):
         return None
     display = display_path(parts)
+    if is_table_array(value):
+        return _append_tables(text, display, value)
     rendered = inline(value).as_string() if isinstance(value, dict) else tomlkit.item(value).as_string()
     lines = text.splitlines(keepends=True)
     scanned = list(scan(text))
@@ -317,6 +319,20 @@ def splice(text: str, parts: list[str | int], value: Any) -> str | None:
         lines[at - 1] += "\n"
     lines.insert(at, f"{leaf} = {rendered}\n")
     return "".join(lines)
+
+
+def _append_tables(text: str, display: str, entries: list[dict[str, Any]]) -> str | None:
+    """A new array of tables goes at the end; one that exists already is left to tomlkit."""
+    if "[" in display or any(line.table.startswith(display) or line.key == display for line in scan(text)):
+        return None
+    blocks = []
+    for entry in entries:
+        lines = [f"[[{display}]]"]
+        lines += [f"{key} = {(inline(v) if isinstance(v, dict) else tomlkit.item(v)).as_string()}"
+                  for key, v in entry.items()]
+        blocks.append("\n".join(lines) + "\n")
+    ending = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+    return text + ending + "\n".join(blocks)
 
 
 def inline(value: dict[str, Any]) -> Any:
