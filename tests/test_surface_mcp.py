@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import anyio
@@ -125,3 +126,27 @@ def test_progress_reaches_a_client_that_asked_for_it(tmp_path):
         watched = anyio.run(session)
     assert not watched.is_error and watched.structured_content["stop_suggested"]
     assert seen and seen[0][:2] == (80.0, 200.0) and "run-flat" in seen[0][2]
+
+
+def test_a_launch_previews_its_plan_and_runs_only_with_the_token(tmp_path, shared_fixtures):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    shutil.copy(shared_fixtures / "prime-rl/main-2026-08-21/examples/basic/reverse-text/rl.toml", workspace / "rl.toml")
+    call = {"config": "rl.toml", "target": "hosted"}
+
+    async def session():
+        async with _client(workspace, prime_env(tmp_path / "home", api, RLPILOT_HOME=str(tmp_path / "state"))) as c:
+            preview = await c.call_tool("train_launch", call)
+            before = api.seen("POST", "/api/v1/training/runs")
+            launched = await c.call_tool("train_launch", {**call, "confirm_token":
+                                                          preview.structured_content["confirm_token"]})
+        return preview, before, launched
+
+    with PrimeAPI() as api:
+        preview, before, launched = anyio.run(session)
+        created = api.seen("POST", "/api/v1/training/runs")
+    # The preview is the tool's own plan (it runs without `yes`), and nothing was submitted.
+    assert preview.is_error and "Qwen3-0.6B-Reverse-Text-SFT" in preview.content[0].text and before == []
+    assert not launched.is_error, launched.content[0].text
+    assert launched.structured_content["launched"] and launched.structured_content["run"] in api.payloads
+    assert len(created) == 1
