@@ -203,6 +203,10 @@ CHANGES: tuple[Change, ...] = (
            "blocks (2026-07-29, prime-rl #3150)", convert="source"),
     Change("orchestrator.eval.env", "orchestrator.eval.source", TRANSITION, CURRENT,
            "eval environments became `[[orchestrator.eval.source]]` (2026-07-29, prime-rl #3150)", convert="source"),
+    Change("orchestrator.train.num_workers", None, TRANSITION, CURRENT,
+           "env workers moved to each source's verifiers `serve` block (2026-07-29 to 2026-08-08, prime-rl #3150, "
+           "#3218)", hint="set `serve.pool = { type = \"static\", num_workers = N }` on a source, or leave the "
+           "elastic default"),
     Change("orchestrator.max_inflight_rollouts", "orchestrator.max_inflight_episodes", TRANSITION, CURRENT,
            "`max_inflight_rollouts` was renamed `max_inflight_episodes` (2026-07-29, prime-rl #3150)"),
     # inside current: v0.8.0 -> main

@@ -339,6 +339,11 @@ def _source_entry(entry: Table) -> tuple[Table, list[str]]:
         elif key == "harness":
             for name, value in _plain(item).items():
                 (runtime.update(value) if name == "runtime" else harness.__setitem__(name, value))
+        elif key == "num_workers":
+            # What transition's own `_migrate_num_workers` did: "auto" is the elastic default pool.
+            if _plain(item) != "auto":
+                rest.append(("serve", inline({"pool": {"type": "static", "num_workers": _plain(item)}})))
+            notes.append("`num_workers` became the verifiers `serve.pool` (\"auto\" is its elastic default)")
         else:
             rest.append((key, item))
     table = tomlkit.table()
