@@ -6,6 +6,7 @@ prime_cli `_display_logs_follow`, `prime eval samples`) to the hub's stand-in.
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from fakes.prime_api import PrimeAPI
 from ops_support import prime_env, use_env
 
-from tools.contract import Context, ToolError
+from tools.contract import BadInput, Context, ToolError
 from tools.evals.run import EvalRunInput, eval_run
 
 
@@ -50,15 +51,19 @@ class HostedEvalAPI(PrimeAPI):
 
 def test_a_hosted_eval_reports_its_id_link_and_the_platforms_samples(tmp_path, monkeypatch):
     samples = [{"example_id": i // 2, "score": float(i % 2 == 0 and i < 6)} for i in range(8)]
+    # A local environment that was pushed: its Hub id comes from what `prime env push` recorded.
+    metadata = tmp_path / "environments" / "tiny_arith" / ".prime" / ".env-metadata.json"
+    metadata.parent.mkdir(parents=True)
+    metadata.write_text(json.dumps({"owner": "tester", "name": "tiny-arith", "version": "0.1.0"}))
     with HostedEvalAPI(samples) as api:
         use_env(monkeypatch, prime_env(tmp_path / "home", api))
-        result = eval_run(EvalRunInput(env="tester/tiny-arith", model="openai/gpt-4.1-mini", num_examples=4,
+        result = eval_run(EvalRunInput(env="tiny-arith", model="openai/gpt-4.1-mini", num_examples=4,
                                        rollouts=2, hosted=True), Context(workspace=tmp_path))
     [created] = api.created
     assert created["environment_ids"] == ["env-tester-tiny-arith"]
     assert created["inference_model"] == "openai/gpt-4.1-mini"
     assert (created["eval_config"]["num_examples"], created["eval_config"]["rollouts_per_example"]) == (4, 2)
-    assert result.ok and result.form == "prime-hosted"
+    assert result.ok and result.form == "prime-hosted" and "tester/tiny-arith" in result.command
     assert result.evaluation_id.startswith("eval-")
     assert result.viewer_url.endswith(f"/dashboard/evaluations/{result.evaluation_id}")
     s = result.summary
@@ -72,3 +77,10 @@ def test_a_failed_hosted_eval_names_the_evaluation(tmp_path, monkeypatch):
         with pytest.raises(ToolError) as failed:
             eval_run(EvalRunInput(env="tester/tiny-arith", model="m", hosted=True), Context(workspace=tmp_path))
     assert failed.value.code == "eval-failed" and "evaluation eval-" in failed.value.message
+
+
+def test_an_unpublished_local_environment_cannot_run_hosted(tmp_path):
+    (tmp_path / "environments" / "tiny_arith").mkdir(parents=True)
+    with pytest.raises(BadInput) as refused:
+        eval_run(EvalRunInput(env="tiny-arith", model="m", hosted=True), Context(workspace=tmp_path))
+    assert refused.value.code == "env-not-published" and "rlpilot env push tiny-arith" in refused.value.hint

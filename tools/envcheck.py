@@ -24,7 +24,8 @@ from pydantic import BaseModel, Field
 
 from tools import process
 from tools.contract import Arg, BadInput, Context, ToolResult
-from tools.workspace import rlpilot_home, search_path, workspace_interpreter
+from tools.hub.refs import local_env_dir, parse_env_ref
+from tools.workspace import module_origin, rlpilot_home, search_path, workspace_interpreter
 
 Severity = Literal["error", "warning", "info"]
 
@@ -111,7 +112,7 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
                                 message="vf-validate is not installed (verifiers >= 0.4 ships it)",
                                 fix="add verifiers >= 0.4 to the workspace to check gold and no-op answers"))
     else:
-        if not _installed(taskset_id, interpreter.python, environ):
+        if module_origin(interpreter.python, taskset_id.replace("-", "_"), environ) is None:
             if not source.is_dir():
                 raise BadInput("env-not-installed", f"{taskset_id} is not installed in {interpreter.python}",
                                "install it (`rlpilot env install ENV`), or pass its source folder")
@@ -136,17 +137,15 @@ def _find_source(env: str, workspace: Path, python: Path, environ: dict[str, str
     if env.startswith((".", "/", "~")) or env.count("/") > 1:
         raise BadInput("env-not-found", f"{as_path} is not a folder",
                        "pass an environment folder, or a local environment name")
-    env = env.split("/")[-1].split("@")[0]  # a Hub id owner/name[@version] installs as module `name`
-    local = workspace / "environments" / env.replace("-", "_")
+    ref = parse_env_ref(env)  # a Hub id owner/name[@version] installs as the module of `name`
+    local = local_env_dir(workspace, ref)
     if local.is_dir():
         return local
-    probe = process.run([python, "-c", "import importlib.util, sys; s = importlib.util.find_spec(sys.argv[1]); "
-                         "print(s.origin if s and s.origin else '')", env.replace("-", "_")], env=environ, timeout=60)
-    origin = probe.stdout_tail[-1] if probe.ok and probe.stdout_tail else ""
-    if not origin:
+    origin = module_origin(python, ref.folder_name, environ)
+    if origin is None or not origin.is_file():
         raise BadInput("env-not-found", f"no environment {env!r}: not in {workspace / 'environments'} and not "
                        f"installed in {python}", "pass its folder, or install it with `rlpilot env install`")
-    return Path(origin).parent if Path(origin).name == "__init__.py" else Path(origin)
+    return origin.parent if origin.name == "__init__.py" else origin
 
 
 def _taskset_id(env: str, source: Path) -> str:
@@ -158,12 +157,6 @@ def _taskset_id(env: str, source: Path) -> str:
         if name:
             return str(name)
     return Path(env).name.split("@")[0].replace("_", "-")
-
-
-def _installed(taskset_id: str, python: Path, environ: dict[str, str]) -> bool:
-    probe = process.run([python, "-c", "import importlib.util, sys; print(importlib.util.find_spec(sys.argv[1]) "
-                         "is not None)", taskset_id.replace("-", "_")], env=environ, timeout=60)
-    return probe.ok and probe.stdout_tail[-1:] == ["True"]
 
 
 def _validate(vf_validate: str, taskset_id: str, limit: int, ctx: Context,

@@ -32,8 +32,9 @@ from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
 from tools.evals.endpoints import resolve_endpoint
 from tools.evals.results import LEGACY_METADATA, LEGACY_RESULTS, TRACES_FILE, locate, read_run
 from tools.evals.summarize import EvalSummary, summarize_run
+from tools.hub.refs import EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
 from tools.stack import StackInput, StackResult, stack_info
-from tools.workspace import search_path, workspace_interpreter
+from tools.workspace import module_origin, search_path, workspace_interpreter
 
 Form = Literal["vf-eval", "vf-eval-legacy", "prime-local", "prime-hosted"]
 
@@ -42,7 +43,6 @@ PRIME_KEY_VAR = "PRIME_API_KEY"
 VIEWER_URL = "https://app.primeintellect.ai/dashboard/evaluations/{id}"
 OUTPUT_DIR = "outputs"
 _LOOPBACK = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?(@[A-Za-z0-9][A-Za-z0-9.+!_-]*)?")
 _POLL_SECONDS = 0.5
 
 # Lines the CLIs print on failures a user can fix, and what to tell them (checked with 0.4.0 / 0.18.0).
@@ -129,12 +129,12 @@ class Plan:
 
 
 def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
-    if not _NAME.fullmatch(args.env):
-        raise BadInput("bad-env-id", f"{args.env!r} is not an environment name or owner/name[@version]",
-                       "e.g. tiny-arith, or primeintellect/gsm8k for --hosted")
+    ref = parse_env_ref(args.env)
     if args.hosted and not args.upload:
         raise BadInput("hosted-always-uploads", "a hosted eval keeps its results on the platform; it cannot "
                        "skip the upload", "drop --no-upload, or run it locally without --hosted")
+    if args.hosted and not ref.is_hub:
+        args = args.model_copy(update={"env": _published_id(ref, ctx.workspace)})
     target = resolve_target(args, ctx.workspace)
     environ = dict(os.environ)
     interpreter = workspace_interpreter(ctx.workspace, environ)
@@ -144,7 +144,7 @@ def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
     started = time.time()
     plan = plan_command(args, target, stack, environ, ctx.workspace, run_name(args.env, target.model))
     if plan.form != "prime-hosted":
-        _check_installed(args.env, interpreter.python, environ, ctx.workspace)
+        _check_installed(ref, interpreter.python, environ, ctx.workspace)
         _check_endpoint(target, environ, stack)
     ctx.emit({"type": "log", "line": "running " + " ".join(plan.argv)})
     outcome, total = _run_with_progress(plan, args, environ, ctx)
@@ -250,18 +250,25 @@ def _newest_legacy_results(workspace: Path, since: float) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime, default=None)
 
 
-def _check_installed(env: str, python: Path, environ: dict[str, str], workspace: Path) -> None:
-    name = env.split("/")[-1].split("@")[0]
-    module = name.replace("-", "_")
-    probe = process.run([python, "-c", "import importlib.util, sys; "
-                         "print(importlib.util.find_spec(sys.argv[1]) is not None)", module], env=environ, timeout=60)
-    if probe.ok and probe.stdout_tail[-1:] == ["True"]:
+def _published_id(ref: EnvRef, workspace: Path) -> str:
+    """The Hub id of a local environment, which hosted evals need (prime would refuse it otherwise)."""
+    hub_id = pushed_hub_id(local_env_dir(workspace, ref))
+    if hub_id is None:
+        raise BadInput("env-not-published", f"{ref.name!r} has no Hub id: hosted evals run published environments "
+                       "only", f"publish it first (`rlpilot env push {ref.name}`), or pass OWNER/{ref.name}")
+    return hub_id
+
+
+def _check_installed(ref: EnvRef, python: Path, environ: dict[str, str], workspace: Path) -> None:
+    """vf-eval imports the environment by name (a Hub id only loses its owner): it must be installed."""
+    if module_origin(python, ref.folder_name, environ) is not None:
         return
-    local = workspace / "environments" / module
-    hint = (f"install it: `uv pip install --python {python} -e {local}`" if local.is_dir()
-            else f"install it from the Hub: `prime env install OWNER/{name}`, or check the name")
-    raise BadInput("env-not-installed", f"environment {name!r} is not installed in the workspace's Python "
-                   f"({python}): no module {module!r}", hint)
+    local = local_env_dir(workspace, ref)
+    hub_id = ref.hub_id if ref.is_hub else f"OWNER/{ref.name}"
+    hint = (f"install it: `rlpilot env install {ref.name}` (or `uv pip install --python {python} -e {local}`)"
+            if local.is_dir() else f"install it from the Hub: `rlpilot env install {hub_id}`")
+    raise BadInput("env-not-installed", f"environment {ref.name!r} is not installed in the workspace's Python "
+                   f"({python}): no module {ref.folder_name!r}", hint)
 
 
 def _check_endpoint(target: Target, environ: dict[str, str], stack: StackResult) -> None:
