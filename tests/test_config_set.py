@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tools.configs.document import line_of, walk
-from tools.configs.edit import backups_of, restore, set_keys
+from tools.configs.edit import SetInput, backups_of, config_set, restore, set_keys
 from tools.configs.migrate import migrate
 from tools.configs.tune import tune
-from tools.contract import BadInput, ToolError
+from tools.contract import BadInput, Context, ToolError
 
 SAMPLES = [f for f in fixture_files() if "slurm" not in f]
 
@@ -260,3 +260,12 @@ def test_every_config_tool_refuses_bad_files_and_leaves_them(tmp_path: Path, con
 def test_a_directory_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="is a directory"):
         set_keys(tmp_path, {"a": 1}, workspace=tmp_path, installed=NOTHING)
+
+
+def test_reasons_travel_with_their_deltas(tmp_path: Path) -> None:
+    config = tmp_path / "rl.toml"
+    config.write_text("[orchestrator]\nbatch_size = 128\ngroup_size = 8\n")
+    result = config_set(SetInput(path=config, changes={"orchestrator.batch_size": 256},
+                                 reasons={"orchestrator.batch_size": "more groups per step"}),
+                        Context(workspace=tmp_path))
+    assert [(d.key, d.why) for d in result.deltas] == [("orchestrator.batch_size", "more groups per step")]

@@ -46,6 +46,8 @@ class SetInput(BaseModel):
     changes: Annotated[dict[str, Any], Arg(positional=True), Field(
         description="Dotted keys and their new values (TOML literals), e.g. orchestrator.batch_size=256 "
                     "trainer.optim.lr=3e-6; per-source keys take an index: orchestrator.train.source[0].ratio=0.5.")]
+    reasons: Annotated[dict[str, str], Arg(flag="--why", metavar="KEY=REASON"), Field(
+        description="Why each key changes; the session report shows it beside the delta.")] = {}
     dry_run: Annotated[bool, Field(description="Show the diff without writing.")] = False
     force: Annotated[bool, Arg(user_decision=True), Field(
         description="Write even when the edit introduces an error finding.")] = False
@@ -83,7 +85,8 @@ class RestoreResult(ToolResult):
 
 
 def config_set(args: SetInput, ctx: Context) -> SetResult:
-    return set_keys(in_workspace(args.path, ctx.workspace), args.changes, dry_run=args.dry_run, force=args.force,
+    return set_keys(in_workspace(args.path, ctx.workspace), args.changes, reasons=args.reasons,
+                    dry_run=args.dry_run, force=args.force,
                     workspace=ctx.workspace,
                     installed=installed_stack(ctx.workspace))
 
