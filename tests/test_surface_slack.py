@@ -16,8 +16,9 @@ from agent_support import call, scripted
 from diagnose_support import make_run, write_jsonl
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from fakes.prime_api import PrimeAPI
-from fakes.slack_api import SlackAPI
+from fakes.slack_api import SlackAPI, SocketModeServer
 from ops_support import env_package, prime_env, use_env
+from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk.signature import SignatureVerifier
 
 from agent.model import Endpoint
@@ -27,9 +28,28 @@ from tools.workspace import rlpilot_home
 
 SIGNING_SECRET = "test-signing-secret-0123456789"
 BOT_TOKEN = "xoxb-0000-1111-test-bot-token"
+APP_TOKEN = "xapp-1-A0TEST-0000-test-app-token"
 LEAKY_KEY = "sk-abcdefghijklmnopqrstuvwxyz"
 CHANNEL = "C0TEST"
 MENTION_TS = "1699999999.000100"
+
+
+def event_callback(event: dict) -> dict:
+    """What the Events API delivers for `event`, over HTTP or inside a Socket Mode envelope."""
+    return {"token": "unused", "team_id": "T0TEST", "api_app_id": "A0TEST", "type": "event_callback",
+            "event_id": f"Ev{time.monotonic_ns()}", "event_time": int(time.time()),
+            "event": {"channel": CHANNEL, "event_ts": event["ts"], **event}}
+
+
+def button_click(user: str, question_message: dict, answer: str) -> dict:
+    """A block_actions payload: `user` clicked the button labelled `answer` on a posted question."""
+    buttons = next(b for b in question_message["blocks"] if b["type"] == "actions")["elements"]
+    button = next(b for b in buttons if b["text"]["text"] == answer)
+    return {"type": "block_actions", "user": {"id": user}, "api_app_id": "A0TEST", "token": "unused",
+            "team": {"id": "T0TEST"}, "channel": {"id": CHANNEL}, "trigger_id": "1.2.3",
+            "container": {"type": "message", "channel_id": CHANNEL, "message_ts": question_message["ts"]},
+            "actions": [{"type": "button", "action_id": button["action_id"], "value": button["value"],
+                         "block_id": "b", "action_ts": str(time.time())}]}
 
 
 class Bot:
@@ -55,20 +75,11 @@ class Bot:
             return error.code
 
     def event(self, event: dict, signature: str | None = None) -> int:
-        body = {"token": "unused", "team_id": "T0TEST", "api_app_id": "A0TEST", "type": "event_callback",
-                "event_id": f"Ev{time.monotonic_ns()}", "event_time": int(time.time()),
-                "event": {"channel": CHANNEL, "event_ts": event["ts"], **event}}
-        return self.send(json.dumps(body), "application/json", signature)
+        return self.send(json.dumps(event_callback(event)), "application/json", signature)
 
     def click(self, user: str, question_message: dict, answer: str) -> int:
-        buttons = next(b for b in question_message["blocks"] if b["type"] == "actions")["elements"]
-        button = next(b for b in buttons if b["text"]["text"] == answer)
-        payload = {"type": "block_actions", "user": {"id": user}, "api_app_id": "A0TEST", "token": "unused",
-                   "team": {"id": "T0TEST"}, "channel": {"id": CHANNEL}, "trigger_id": "1.2.3",
-                   "container": {"type": "message", "channel_id": CHANNEL, "message_ts": question_message["ts"]},
-                   "actions": [{"type": "button", "action_id": button["action_id"], "value": button["value"],
-                                "block_id": "b", "action_ts": str(time.time())}]}
-        return self.send(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+        payload = json.dumps(button_click(user, question_message, answer))
+        return self.send(urlencode({"payload": payload}), "application/x-www-form-urlencoded")
 
     def close(self) -> None:
         self.server.shutdown()
@@ -206,3 +217,28 @@ def test_train_watch_findings_are_alerts_in_the_runs_thread(workspace, tmp_path,
         finally:
             bot.close()
     assert alert["thread_ts"] == MENTION_TS and "flat-reward" in alert["text"]
+
+
+def test_socket_mode_receives_mentions_and_clicks_over_the_websocket(workspace):
+    script = scripted(call("env_push", env="nope-env", visibility="PRIVATE"), Reply("Could not push it."))
+    with SlackAPI() as slack, SocketModeServer() as socket, ScriptedOpenAIServer(script) as model:
+        slack.socket_url = socket.url
+        bot = build(BOT_TOKEN, signing_secret=None, workspace=workspace, allowed={"UALLOWED"},
+                    endpoint=Endpoint(model.base_url, "stub-model", "RLPILOT_TEST_KEY", "test"),
+                    base_url=slack.base_url, secrets=(APP_TOKEN,))
+        handler = SocketModeHandler(bot.app, APP_TOKEN)
+        handler.connect()
+        try:
+            mention = socket.send("events_api", event_callback({"type": "app_mention", "user": "UALICE",
+                                                                "ts": MENTION_TS, "text": "<@UBOT> push"}))
+            question = _question(slack)
+            click = socket.send("interactive", button_click("UALLOWED", question, "PRIVATE"))
+            _wait_for_text(slack, "Could not push it.")
+        finally:
+            handler.close()
+    assert {mention, click} <= {ack.get("envelope_id") for ack in socket.acks}
+    opened = next(r for r in slack.requests if r["method"] == "apps.connections.open")
+    assert opened["authorization"] == f"Bearer {APP_TOKEN}"
+    assert question["thread_ts"] == MENTION_TS
+    answered = next(u for u in slack.calls("chat.update") if u["ts"] == question["ts"])
+    assert "PRIVATE" in answered["text"]

@@ -5,7 +5,8 @@
         slack.calls("chat.postMessage")                 # every call's arguments, in order
         slack.posted()                                  # posted messages, each with its ts
 
-A real HTTP server on 127.0.0.1 and a free port. It answers `auth.test` as a bot user `UBOT`,
+A real HTTP server on 127.0.0.1 and a free port; `SocketModeServer` is the websocket end of
+Socket Mode, for the real socket-mode client. It answers `auth.test` as a bot user `UBOT`,
 gives every posted message a fresh `ts`, and answers any other method with `{"ok": true}`.
 Arguments arrive form-encoded or as JSON (the SDK uses both); JSON-valued form fields such as
 `blocks` are decoded so tests can read them.
@@ -13,6 +14,7 @@ Arguments arrive form-encoded or as JSON (the SDK uses both); JSON-valued form f
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import threading
@@ -21,12 +23,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
+from aiohttp import WSMsgType, web
+
 BOT_USER = "UBOT"
 TEAM = "T0TEST"
 
 
 class SlackAPI:
     def __init__(self) -> None:
+        self.socket_url: str | None = None  # what apps.connections.open hands out (a SocketModeServer's url)
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -62,6 +67,8 @@ class SlackAPI:
         if method in ("chat.postMessage", "chat.update"):
             ts = args.get("ts") or f"1700000000.{next(self._ts):06d}"
             return {"ok": True, "channel": args.get("channel"), "ts": ts, "message": {"text": args.get("text")}}
+        if method == "apps.connections.open":
+            return {"ok": True, "url": self.socket_url}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
         return {"ok": True}
@@ -100,6 +107,69 @@ class SlackAPI:
         assert self._server is not None
         self._server.shutdown()
         self._server.server_close()
+
+
+class SocketModeServer:
+    """Slack's end of Socket Mode: a websocket on 127.0.0.1 that says hello, sends envelopes and
+    keeps the acknowledgements the app sends back.
+
+        with SlackAPI() as slack, SocketModeServer() as socket:
+            slack.socket_url = socket.url       # apps.connections.open points the app here
+            ...                                 # connect the app's SocketModeHandler
+            socket.send("events_api", {...})    # an envelope; returns its envelope_id
+            socket.acks                         # what the app acknowledged
+    """
+
+    def __init__(self) -> None:
+        self.acks: list[dict[str, Any]] = []
+        self.connected = threading.Event()
+        self._ids = itertools.count(1)
+        self._loop: Any = None
+        self._socket: Any = None
+        self._runner: Any = None
+        self._port = 0
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self._port}/link"
+
+    def send(self, kind: str, payload: dict[str, Any]) -> str:
+        assert self.connected.wait(30), "the app never connected"
+        envelope_id = f"envelope-{next(self._ids)}"
+        message = {"type": kind, "envelope_id": envelope_id, "payload": payload, "accepts_response_payload": False}
+        asyncio.run_coroutine_threadsafe(self._socket.send_json(message), self._loop).result(10)
+        return envelope_id
+
+    def __enter__(self) -> SocketModeServer:
+        async def link(request: web.Request) -> web.WebSocketResponse:
+            socket = web.WebSocketResponse()
+            await socket.prepare(request)
+            self._socket = socket
+            await socket.send_json({"type": "hello", "num_connections": 1, "debug_info": {},
+                                    "connection_info": {"app_id": "A0TEST"}})
+            self.connected.set()
+            async for message in socket:
+                if message.type == WSMsgType.TEXT:
+                    self.acks.append(json.loads(message.data))
+            return socket
+
+        async def serve() -> None:
+            app = web.Application()
+            app.router.add_get("/link", link)
+            self._runner = web.AppRunner(app)
+            await self._runner.setup()
+            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            await site.start()
+            self._port = site._server.sockets[0].getsockname()[1]
+
+        self._loop = asyncio.new_event_loop()
+        threading.Thread(target=self._loop.run_forever, daemon=True).start()
+        asyncio.run_coroutine_threadsafe(serve(), self._loop).result(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
 
 
 def _maybe_json(value: str) -> Any:
