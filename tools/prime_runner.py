@@ -90,14 +90,19 @@ def run_prime(
     if outcome.ok:
         return outcome
     # Only a failed call is searched: a successful one may print run logs that mention these texts.
-    text = "\n".join(outcome.stdout_tail + outcome.stderr_tail)
-    for marker, code, message, hint in _KNOWN_FAILURES:
-        if marker in text:
-            raise ToolError(code, message.format(what=what), hint)
+    raise_known_failure(outcome, what)
     if check:
         raise ToolError("prime-failed", f"`prime {_shown(args)}` failed ({what}): {error_lines(outcome)}",
                         "fix what the message says and retry")
     return outcome
+
+
+def raise_known_failure(outcome: ProcessResult, what: str) -> None:
+    """Raise the typed error for a failure text of the CLI's (login, payment, network), if there is one."""
+    text = "\n".join(outcome.stdout_tail + outcome.stderr_tail)
+    for marker, code, message, hint in _KNOWN_FAILURES:
+        if marker in text:
+            raise ToolError(code, message.format(what=what), hint)
 
 
 def cli_args(args: Sequence[str | os.PathLike[str]]) -> list[str]:

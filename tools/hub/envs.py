@@ -19,7 +19,14 @@ from pydantic import BaseModel, Field
 from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
 from tools.hub.package import PackageFinding, check_package
 from tools.hub.refs import FORMS, EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
-from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_environment, run_prime
+from tools.prime_runner import (
+    LOGIN_HINT,
+    error_lines,
+    json_output,
+    prime_environment,
+    raise_known_failure,
+    run_prime,
+)
 from tools.stack import _login
 from tools.workspace import workspace_interpreter
 
@@ -74,6 +81,7 @@ def env_install(args: EnvInstallInput, ctx: Context) -> EnvInstallResult:
     installed = re.findall(r"^✓ (\S+@\S+)$", summary[1].split("Failed to install")[0], re.M) \
         if len(summary) == 2 else []
     if not outcome.ok or "Failed to install" in text or not installed:
+        raise_known_failure(outcome, f"installing {ref.text}")  # the CLI exits 0 after these too
         not_found = "HTTP 404" in text or "not found" in text.lower()
         raise ToolError(
             "env-not-found" if not_found and ref.is_hub else "install-failed",
