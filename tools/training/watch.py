@@ -56,7 +56,8 @@ class WatchResult(ToolResult):
     next: str
 
     def render(self) -> str:
-        lines = [f"run {self.run} ({self.target}): {self.status} at step {self.last_step}, {self.checks} checks"]
+        checks = f"{self.checks} check{'s' if self.checks != 1 else ''}"
+        lines = [f"run {self.run} ({self.target}): {self.status} at step {self.last_step}, {checks}"]
         lines += [f"  {f.severity:<7} {f.code} (from step {f.at_step}): {f.summary}" for f in self.findings]
         if self.samples:
             lines.append(f"samples: {self.samples}")
