@@ -171,3 +171,13 @@ def test_install_a_hub_environment_served_by_the_stand_in(workspace, monkeypatch
     imported = subprocess.run([python, "-c", "import echo_env; print(echo_env.VALUE)"], capture_output=True,
                               text=True)
     assert imported.stdout.strip() == "7"
+
+
+def test_a_private_environment_without_login_says_how_to_log_in(workspace, monkeypatch, tmp_path):
+    with PrimeAPI() as api:
+        api.environments["tester/secret-env"] = {"id": "env_2", "visibility": "PRIVATE", "version": "0.1.0",
+                                                 "hash": "abc"}
+        use_env(monkeypatch, prime_env(tmp_path / "home", api, logged_in=False))
+        with pytest.raises(ToolError) as error:
+            env_install(EnvInstallInput(env="tester/secret-env"), Context(workspace=workspace))
+    assert error.value.code == "not-logged-in" and "PRIME_API_KEY" in error.value.hint

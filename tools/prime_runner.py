@@ -17,6 +17,7 @@ from typing import Any
 from tools import process
 from tools.contract import Context, ToolError
 from tools.process import ProcessResult
+from tools.stack import _login
 from tools.workspace import search_path, workspace_interpreter
 
 LOGIN_HINT = "run `prime login`, or export PRIME_API_KEY"
@@ -90,18 +91,21 @@ def run_prime(
     if outcome.ok:
         return outcome
     # Only a failed call is searched: a successful one may print run logs that mention these texts.
-    raise_known_failure(outcome, what)
+    raise_known_failure(outcome, what, environ)
     if check:
         raise ToolError("prime-failed", f"`prime {_shown(args)}` failed ({what}): {error_lines(outcome)}",
                         "fix what the message says and retry")
     return outcome
 
 
-def raise_known_failure(outcome: ProcessResult, what: str) -> None:
+def raise_known_failure(outcome: ProcessResult, what: str, environ: dict[str, str]) -> None:
     """Raise the typed error for a failure text of the CLI's (login, payment, network), if there is one."""
     text = "\n".join(outcome.stdout_tail + outcome.stderr_tail)
     for marker, code, message, hint in _KNOWN_FAILURES:
         if marker in text:
+            if code == "login-rejected" and not _login(environ)[0]:
+                # Commands that work without a key (install, status) get a 401 for private data.
+                code, message, hint = _KNOWN_FAILURES[0][1:]
             raise ToolError(code, message.format(what=what), hint)
 
 

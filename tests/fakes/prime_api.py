@@ -122,9 +122,10 @@ class PrimeAPI:
                 return self._reply(handler, status, payload)
         self._reply(handler, 404, {"detail": "Not Found"})
 
-    @staticmethod
-    def _public(path: str) -> bool:
-        return path.startswith("/api/v1/environmentshub/") and ("/status" in path or "/@" in path)
+    def _public(self, path: str) -> bool:
+        """Reading a public environment needs no key; a private one answers 401 without it."""
+        match = re.match(r"/api/v1/environmentshub/([^/]+/[^/]+)/(status|@)", path)
+        return bool(match) and self.environments.get(match[1], {}).get("visibility") != "PRIVATE"
 
     @staticmethod
     def _reply(handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:

@@ -81,7 +81,7 @@ def env_install(args: EnvInstallInput, ctx: Context) -> EnvInstallResult:
     installed = re.findall(r"^✓ (\S+@\S+)$", summary[1].split("Failed to install")[0], re.M) \
         if len(summary) == 2 else []
     if not outcome.ok or "Failed to install" in text or not installed:
-        raise_known_failure(outcome, f"installing {ref.text}")  # the CLI exits 0 after these too
+        raise_known_failure(outcome, f"installing {ref.text}", prime_environment(ctx.workspace))  # exit 0 too
         not_found = "HTTP 404" in text or "not found" in text.lower()
         raise ToolError(
             "env-not-found" if not_found and ref.is_hub else "install-failed",
