@@ -36,11 +36,13 @@ LAUNCH_TIMEOUT = 300.0
 STOP_TIMEOUT = 240.0  # the CLI itself polls for up to 180 s
 
 
+def _by_name(secrets: list[str]) -> list[str]:
+    """`--env-var NAME` for each secret: the CLI reads the value from its environment."""
+    return [part for name in secrets for part in ("--env-var", name)]
+
+
 def launch_argv(config: Path, secrets: list[str]) -> list[str]:
-    argv = ["train", str(config), "--output", "json", "--yes"]
-    for name in secrets:
-        argv += ["--env-var", name]
-    return argv
+    return ["train", str(config), "--output", "json", "--yes", *_by_name(secrets)]
 
 
 def validate_argv(config: Path) -> list[str]:
@@ -224,10 +226,7 @@ def pause_argv(run: str) -> list[str]:
 
 
 def resume_argv(run: str, secrets: list[str]) -> list[str]:
-    argv = ["train", "resume", run, "--output", "json", "--yes"]
-    for name in secrets:
-        argv += ["--env-var", name]
-    return argv
+    return ["train", "resume", run, "--output", "json", "--yes", *_by_name(secrets)]
 
 
 def checkpoints(run: str, ctx: Context) -> list[dict[str, Any]]:
