@@ -80,8 +80,14 @@ def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
                             next="confirm with --yes to launch" if ready else "fix the errors, then run it again")
 
     plan.validation = "checked by `prime train` before it submits"
-    outcome = run_prime(launch_argv(config, plan.secrets), ctx, what=f"launching {config.name}",
-                        timeout=LAUNCH_TIMEOUT, check=False)
+    try:
+        outcome = run_prime(launch_argv(config, plan.secrets), ctx, what=f"launching {config.name}",
+                            timeout=LAUNCH_TIMEOUT, check=False)
+    except ToolError as error:
+        if error.code == "prime-timed-out":
+            # The platform may have created the run: a blind retry could launch (and bill) it twice.
+            error.hint = "look for it with `prime train list` before launching again"
+        raise
     if not outcome.ok:
         raise ToolError("launch-failed", f"`prime train` refused {config}: {error_lines(outcome)}",
                         f"fix what it says; `rlpilot config check {config}` explains config errors")
