@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from ops_support import prime_env, use_env
 
 from tools.contract import BadInput, Context, ToolError
 from tools.evals.run import EvalRunInput, eval_run
+from tools.evals.samples import SamplesInput, eval_samples
 
 
 class HostedEvalAPI(PrimeAPI):
@@ -50,7 +52,8 @@ class HostedEvalAPI(PrimeAPI):
 
 
 def test_a_hosted_eval_reports_its_id_link_and_the_platforms_samples(tmp_path, monkeypatch):
-    samples = [{"example_id": i // 2, "score": float(i % 2 == 0 and i < 6)} for i in range(8)]
+    samples = [{"example_id": i // 2, "score": float(i % 2 == 0 and i < 6), "input": f"What is {i} + 1?",
+                "output": f"{i + 1}"} for i in range(8)]
     # A local environment that was pushed: its Hub id comes from what `prime env push` recorded.
     metadata = tmp_path / "environments" / "tiny_arith" / ".prime" / ".env-metadata.json"
     metadata.parent.mkdir(parents=True)
@@ -69,6 +72,9 @@ def test_a_hosted_eval_reports_its_id_link_and_the_platforms_samples(tmp_path, m
     s = result.summary
     assert (s.rollouts, s.examples, s.reward.mean, s.format) == (8, 4, 0.375, "legacy")
     assert (s.all_fail_fraction, s.zero_variance_fraction, s.verdict) == (0.25, 0.25, "ready")
+    # The platform's samples stay readable with `eval samples`.
+    shown = eval_samples(SamplesInput(path=Path(result.run_dir), n=1, which="best"), Context(workspace=tmp_path))
+    assert (shown.samples[0].prompt, shown.samples[0].reply) == ("What is 0 + 1?", "1")
 
 
 def test_a_failed_hosted_eval_names_the_evaluation(tmp_path, monkeypatch):

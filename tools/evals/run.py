@@ -374,6 +374,7 @@ def _fetch_hosted_samples(result: EvalRunResult, prime: str, folder: Path, envir
     except (ValueError, AttributeError):
         return
     rows = [{"example_id": s.get("example_id", s.get("id", i)), "reward": s.get("reward", s.get("score")),
+             "prompt": s.get("prompt", s.get("input")), "completion": s.get("completion", s.get("output")),
              **({"error": s["error"]} if s.get("error") else {})}
             for i, s in enumerate(samples) if isinstance(s, dict)]
     if not rows:
