@@ -34,7 +34,7 @@ from tools.evals.results import LEGACY_METADATA, LEGACY_RESULTS, TRACES_FILE, lo
 from tools.evals.summarize import EvalSummary, summarize_run
 from tools.hub.refs import EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
 from tools.stack import StackInput, StackResult, stack_info
-from tools.workspace import module_origin, search_path, workspace_interpreter
+from tools.workspace import module_origin, rlpilot_home, search_path, workspace_interpreter
 
 Form = Literal["vf-eval", "vf-eval-legacy", "prime-local", "prime-hosted"]
 
@@ -209,7 +209,7 @@ def plan_command(args: EvalRunInput, target: Target, stack: StackResult, environ
         keys = (["-b", target.base_url] if target.base_url else []) + \
                (["-k", target.key_var] if target.key_var else [])
         # --plain is prime's terse mode for tools; the samples land where the summary reads them.
-        samples = workspace / ".rlpilot" / "evals" / name / LEGACY_RESULTS
+        samples = rlpilot_home(workspace, environ) / "evals" / name / LEGACY_RESULTS
         return Plan("prime-hosted", [prime, "eval", "run", args.env, "--hosted", *counts, *keys, "--follow",
                                      "--eval-name", name, "--plain"],
                     results=lambda: samples if samples.is_file() else None, run_dir=samples.parent)
