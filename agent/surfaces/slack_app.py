@@ -178,13 +178,14 @@ class SlackBot:
         user = body["user"]["id"]
         with self._pending_lock:
             pending = self.pending.get(value["q"])
-            if pending is None or pending.answered.is_set():
-                return  # already answered (or from before a restart): a second click does nothing
+            if pending is None:
+                return  # answered already, timed out, or from before a restart: a second click does nothing
             if pending.external and user not in self.allowed:
                 self.client.chat_postEphemeral(
                     channel=pending.channel, user=user,
                     text="Only the people on rlpilot's allowlist may answer this: it acts outside this machine.")
                 return
+            del self.pending[value["q"]]
             pending.answer = match_answer(pending.question, value["a"])
             pending.answered.set()
         text = f"{pending.question.prompt}\n→ *{pending.answer}* (answered by <@{user}>)"
@@ -209,8 +210,7 @@ class SlackBot:
             self.pending[question_id] = pending
         if not pending.answered.wait(GATE_TIMEOUT_S):
             with self._pending_lock:
-                if not pending.answered.is_set():
-                    pending.answered.set()
+                if self.pending.pop(question_id, None):
                     minutes = int(GATE_TIMEOUT_S // 60)
                     text = f"{question.prompt}\n→ no answer within {minutes} minutes; nothing was done"
                     self.update(channel, ts, text, [_section(text)])
