@@ -10,6 +10,7 @@ import json
 import re
 import socket
 import statistics
+import time
 from collections import Counter
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -40,6 +41,7 @@ def arithmetic_script():
         a, b = map(int, re.search(r"What is (\d+) \+ (\d+)", text).groups())
         seen[text] += 1
         right = a % 3 != 0 and seen[text] == 1
+        time.sleep((a - 3) / 7)  # examples finish a second apart, so progress has steps to show
         return f"The answer is {a + b if right else a + b + 1}."
 
     return reply
@@ -73,6 +75,7 @@ def test_vf_eval_run_is_summarized_with_exactly_the_scripted_rewards(workspace):
     progress = [e for e in events if e["type"] == "progress"]
     assert progress[0]["done"] == 0 and progress[-1] == {"type": "progress", "done": 8, "total": 8,
                                                          "label": "rollouts"}
+    assert len({e["done"] for e in progress}) >= 3, progress  # it streamed, not only start and end
 
 
 def test_continuous_rewards_come_out_as_the_script_implies(workspace):
