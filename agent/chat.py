@@ -67,6 +67,8 @@ class Chat:
             print(_indent(event.get("text") or failure_text(event)))
         elif kind == "progress":
             print(f"  {event.get('label', 'progress')}: {event.get('done')}/{event.get('total') or '?'}")
+        elif kind == "log" and event.get("finding"):  # a new finding while `train watch` follows a run
+            print(f"  ! {event['line']}")
         elif kind in ("error", "notice"):
             print(f"rlpilot: {event['message']}", file=sys.stderr if kind == "error" else sys.stdout)
         self.streamed = False
