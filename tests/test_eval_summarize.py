@@ -67,6 +67,12 @@ def test_continuous_rewards_use_thresholds(tmp_path):
     assert "filtering-conservative" in codes(s) and "difficulty-filtering" not in codes(s)
 
 
+def test_nothing_passing_asks_for_a_verifier_check_even_when_rewards_vary(tmp_path):
+    s = summarize(write_traces(tmp_path / "run", {0: [0.2, 0.6], 1: [0.3, 0.5]}))
+    assert (s.pass_at_k.value, s.verdict) == (0.0, "ready")
+    assert "check-verifier" in codes(s)
+
+
 def test_more_than_half_errored_is_broken_and_exits_1(tmp_path):
     run = tmp_path / "run"
     run.mkdir()

@@ -225,10 +225,11 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
         add("more-rollouts", "Rerun with at least 3 rollouts per example (-r 3).",
             "With one rollout per example no group can show variance, so diversity cannot be judged.")
     pass_rate = s.reward.mean if s.reward_kind == "binary" else None
-    if s.verdict == "too-hard":
+    if s.verdict == "too-hard" or s.pass_at_k.value == 0:
         add("check-verifier", "Check the verifier on gold answers (`rlpilot env check ENV`): gold must score, "
             "no-op answers must not.",
             "Nothing passes at baseline; a parser or rubric bug looks exactly like a task that is too hard.")
+    if s.verdict == "too-hard":
         add("easier-data", "Use easier examples or a curriculum, or an SFT warm-up, before RL.",
             f"Mean reward {s.reward.mean:.3f}: with {_pct(s.all_fail_fraction)} of groups all-fail there is almost "
             "no advantage to learn from (rl-stability S1).")
