@@ -160,7 +160,8 @@ def records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
                 record = loads(raw)
             except ValueError:
                 if raw.strip():
-                    yield number, None, "not valid JSON (a truncated or garbled line)"
+                    yield number, None, ("not valid JSON (a truncated or garbled line, as a run cut off mid-write "
+                                         "leaves; delete it, or resume the run)")
                 continue
             if type(record) is not dict:
                 yield number, None, "not a JSON object"
