@@ -221,7 +221,8 @@ def env_push(args: EnvPushInput, ctx: Context) -> EnvPushResult:
         env=ref.text, path=str(folder), pushed=True, hub_id=hub_id, visibility=args.visibility,
         version=report.version, runtime=runtime.group(1) if runtime else "Unclassified",
         url=f"{HUB_URL}/{hub_id}", findings=report.findings,
-        next=f"point the training config's environment at {hub_id} (`rlpilot config set`), "
+        next=f"point the training config at it, e.g. `rlpilot config set CONFIG "
+             f"orchestrator.train.source[0].env.taskset.id={hub_id}` (prime-rl-current), "
              f"then `rlpilot train launch CONFIG --hosted`",
     )
 
