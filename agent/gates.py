@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from agent.sessions import Session
 from configs import defaults
 from tools.catalog import Effect
-from tools.contract import Context, Tool, arg_of
+from tools.contract import Context, Tool, ToolResult, arg_of
 
 CONFIRM_OPTIONS = ["yes", "no"]
 
@@ -58,6 +58,14 @@ Ask = Callable[[Question], str | None]
 
 class Declined(Exception):
     """The user said no, or did not answer: the tool must not run."""
+
+
+class Refused(Exception):
+    """The tool's own preview says it cannot run: its result goes back, and nobody is asked."""
+
+    def __init__(self, preview: ToolResult):
+        super().__init__("the preview refused the action")
+        self.preview = preview
 
 
 @dataclass
@@ -118,6 +126,8 @@ class Gatekeeper:
         decisions = {name for name, info in tool.input_model.model_fields.items() if arg_of(info).user_decision}
         if "yes" in decisions:
             preview = tool.func(args, self.ctx)
+            if preview.refused():
+                raise Refused(preview)
             self._confirm(f"Run {tool.name}?", preview.render())
             return _with(args, yes=True)
         self._confirm(f"Run {tool.name}?", json.dumps(args.model_dump(mode="json"), indent=2))

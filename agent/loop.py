@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent.gates import Ask, Declined, Gatekeeper
+from agent.gates import Ask, Declined, Gatekeeper, Refused
 from agent.model import ModelClient, ModelError, ToolCall
 from agent.sessions import Session
 from configs import defaults
@@ -96,6 +96,9 @@ class Agent:
             args = self.gates.admit(tool, tool.parse(arguments))
             result = tool.func(args, self.ctx)
             outcome = {"ok": result.exit_code() == 0, "result": result.model_dump(mode="json")}
+        except Refused as refused:
+            result = refused.preview
+            outcome = {"ok": False, "result": result.model_dump(mode="json")}
         except Declined as declined:
             outcome = {"ok": False, "declined": True, "message": str(declined)}
         except ToolError as error:

@@ -155,3 +155,17 @@ def test_a_launch_runs_only_after_the_user_confirms_its_summary(hub_workspace, s
     assert result.get("declined", False) is not launched
     if launched:
         assert result["result"]["launched"] and result["result"]["run"]
+
+
+def test_a_launch_its_preview_refuses_asks_nobody(hub_workspace, shared_fixtures):
+    workspace, api = hub_workspace
+    shutil.copy(shared_fixtures / "hosted-lab/reverse-text-rl.toml", workspace / "rl.toml")
+    replies = [call("train_launch", config="rl.toml", target="hosted"), Reply("it needs migrating")]
+    with ScriptedOpenAIServer(agent_then_eval(replies)) as server:
+        recorder = Recorder(answers=["yes"])
+        make_agent(workspace, server.base_url, ["train_launch"], recorder, timeout=60).send("launch it")
+    assert recorder.questions == []
+    result = tool_messages(server.requests[1])[0]
+    assert result["ok"] is False and result["result"]["launched"] is False
+    assert "config migrate" in result["result"]["problems"][0]["fix"]
+    assert not api.seen("POST", "/api/v1/training/runs")

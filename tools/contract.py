@@ -76,6 +76,10 @@ class ToolResult(BaseModel):
     def exit_code(self) -> int:
         return 0
 
+    def refused(self) -> bool:
+        """True when a preview already shows the action cannot run, so nobody is asked to confirm it."""
+        return False
+
 
 Event = dict[str, Any]
 

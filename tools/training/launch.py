@@ -112,6 +112,9 @@ class LaunchResult(ToolResult):
     def exit_code(self) -> int:
         return 0 if self.launched else 1
 
+    def refused(self) -> bool:
+        return bool(self.errors)
+
 
 def train_launch(args: LaunchInput, ctx: Context) -> LaunchResult:
     # Imported here so that each target's dependencies load only when it is used.
