@@ -97,13 +97,21 @@ def _question(slack: SlackAPI) -> dict:
 
 
 def _wait_for_text(slack: SlackAPI, text: str, timeout: float = 120) -> dict:
+    return _wait_for(slack, "chat.postMessage", lambda args: text in args.get("text", ""), timeout)
+
+
+def _wait_for_update(slack: SlackAPI, ts: str, timeout: float = 60) -> dict:
+    return _wait_for(slack, "chat.update", lambda args: args.get("ts") == ts, timeout)
+
+
+def _wait_for(slack: SlackAPI, method: str, matches, timeout: float) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for args in slack.calls("chat.postMessage"):
-            if text in args.get("text", ""):
+        for args in slack.calls(method):
+            if matches(args):
                 return args
         time.sleep(0.05)
-    raise AssertionError(f"nothing posted with {text!r}: {[a.get('text') for a in slack.calls()]}")
+    raise AssertionError(f"no matching {method}: {[a.get('text') for a in slack.calls()]}")
 
 
 @pytest.fixture(autouse=True)
@@ -125,7 +133,8 @@ def workspace(tmp_path: Path) -> Path:
 def test_a_thread_is_a_session_and_its_gate_is_answered_once_by_an_allowed_user(workspace, tmp_path, monkeypatch):
     env_package(workspace, "echo-env")
     script = scripted(call("env_push", env="echo-env", visibility="PUBLIC"),
-                      Reply(f"Pushed. (the bot token is {BOT_TOKEN}, a key {LEAKY_KEY})"),
+                      Reply(f"**Pushed.** See [the Hub](https://app.primeintellect.ai/dashboard/environments). "
+                            f"(the bot token is {BOT_TOKEN}, a key {LEAKY_KEY})"),
                       Reply("Same session, still here."))
     with PrimeAPI() as api, SlackAPI() as slack, ScriptedOpenAIServer(script) as model:
         use_env(monkeypatch, prime_env(tmp_path / "home", api))
@@ -143,10 +152,10 @@ def test_a_thread_is_a_session_and_its_gate_is_answered_once_by_an_allowed_user(
             assert api.seen("POST", "/api/v1/environmentshub/resolve") == []
 
             assert bot.click("UALLOWED", question, "PRIVATE") == 200
-            answered = next(u for u in slack.wait_for("chat.update") if u["ts"] == question["ts"])
+            answered = _wait_for_update(slack, question["ts"])
             assert "PRIVATE" in answered["text"] and "UALLOWED" in answered["text"]
             assert not any(b["type"] == "actions" for b in answered["blocks"])
-            _wait_for_text(slack, "Pushed.")
+            reply = _wait_for_text(slack, "Pushed.")
 
             calls_before = len(slack.requests)
             assert bot.click("UALLOWED", question, "PUBLIC") == 200
@@ -161,6 +170,8 @@ def test_a_thread_is_a_session_and_its_gate_is_answered_once_by_an_allowed_user(
         resolves = api.seen("POST", "/api/v1/environmentshub/resolve")
     assert [r["body"]["visibility"] for r in resolves] == ["PRIVATE"]
     assert followup["thread_ts"] == MENTION_TS
+    # Markdown from the model, mrkdwn for Slack.
+    assert reply["text"].startswith("*Pushed.* See <https://app.primeintellect.ai/dashboard/environments|the Hub>")
     replayed = [m.get("content") for m in model.requests[-1]["messages"] if m["role"] == "user"]
     assert replayed == ["push echo-env please", "and now?"]
     sessions = Store(rlpilot_home(workspace)).list()
@@ -192,10 +203,10 @@ def test_offline_the_bot_still_serves_slash_commands_with_curves(workspace):
         try:
             bot.event({"type": "app_mention", "user": "UALICE", "ts": MENTION_TS,
                        "text": "<@UBOT> /diagnose metrics.jsonl"})
-            slack.wait_for("chat.update")
+            result = _wait_for(slack, "chat.update", lambda args: "diagnose`" in args["text"]
+                               and ":hourglass" not in args["text"], timeout=60)
         finally:
             bot.close()
-    result = slack.calls("chat.update")[0]
     assert "diagnose" in result["text"]
     plots = result["blocks"][-1]["text"]["text"]
     assert "reward_mean" in plots and re.search("[▁▂▃▄▅▆▇█]{10,}", plots)
@@ -233,6 +244,7 @@ def test_socket_mode_receives_mentions_and_clicks_over_the_websocket(workspace):
                                                                 "ts": MENTION_TS, "text": "<@UBOT> push"}))
             question = _question(slack)
             click = socket.send("interactive", button_click("UALLOWED", question, "PRIVATE"))
+            answered = _wait_for_update(slack, question["ts"])
             _wait_for_text(slack, "Could not push it.")
         finally:
             handler.close()
@@ -240,5 +252,4 @@ def test_socket_mode_receives_mentions_and_clicks_over_the_websocket(workspace):
     opened = next(r for r in slack.requests if r["method"] == "apps.connections.open")
     assert opened["authorization"] == f"Bearer {APP_TOKEN}"
     assert question["thread_ts"] == MENTION_TS
-    answered = next(u for u in slack.calls("chat.update") if u["ts"] == question["ts"])
     assert "PRIVATE" in answered["text"]

@@ -58,6 +58,13 @@ class Pending:
     answer: str | None = None
 
 
+def mrkdwn(markdown: str) -> str:
+    """The model writes Markdown; Slack reads mrkdwn: bold, headings and links differ, code is the same."""
+    text = re.sub(r"\*\*(.+?)\*\*", r"*\1*", markdown)
+    text = re.sub(r"^#{1,6}\s+(.+)$", r"*\1*", text, flags=re.MULTILINE)
+    return re.sub(r"\[([^\]]+)\]\((https?://[^)\s]+)\)", r"<\2|\1>", text)
+
+
 def _section(text: str) -> dict[str, Any]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text[:MAX_TEXT]}}
 
@@ -232,7 +239,7 @@ class ThreadSurface:
     def emit(self, event: Event) -> None:
         kind = event.get("type")
         if kind == "assistant":
-            self.bot.post(self.channel, self.thread_ts, event["text"])
+            self.bot.post(self.channel, self.thread_ts, mrkdwn(event["text"]))
         elif kind == "tool_call":
             self._tool = event["name"]
             self._tool_ts = self.bot.post(self.channel, self.thread_ts, f":hourglass_flowing_sand: `{self._tool}`")
