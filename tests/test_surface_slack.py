@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -32,6 +35,7 @@ APP_TOKEN = "xapp-1-A0TEST-0000-test-app-token"
 LEAKY_KEY = "sk-abcdefghijklmnopqrstuvwxyz"
 CHANNEL = "C0TEST"
 MENTION_TS = "1699999999.000100"
+RLPILOT = Path(sys.executable).parent / "rlpilot"
 
 
 def event_callback(event: dict) -> dict:
@@ -253,3 +257,13 @@ def test_socket_mode_receives_mentions_and_clicks_over_the_websocket(workspace):
     assert opened["authorization"] == f"Bearer {APP_TOKEN}"
     assert question["thread_ts"] == MENTION_TS
     assert "PRIVATE" in answered["text"]
+
+
+def test_the_command_says_which_tokens_are_missing(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    socket_mode = subprocess.run([RLPILOT, "slack"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                 timeout=60)
+    http = subprocess.run([RLPILOT, "slack", "--http"], cwd=tmp_path, env={**env, "SLACK_BOT_TOKEN": BOT_TOKEN},
+                          capture_output=True, text=True, timeout=60)
+    assert socket_mode.returncode == 2 and "SLACK_BOT_TOKEN and SLACK_APP_TOKEN" in socket_mode.stderr
+    assert http.returncode == 2 and "set SLACK_SIGNING_SECRET" in http.stderr

@@ -26,6 +26,7 @@ from typing import Any
 from wsgiref.simple_server import WSGIServer, make_server
 
 from slack_bolt import App
+from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 
 from agent.chat import OFFLINE, failure_text, slash
@@ -36,7 +37,7 @@ from agent.surfaces.common import add_endpoint_options, available_tools, endpoin
 from agent.surfaces.plots import curves_of
 from tools.catalog import Effect, by_name
 from tools.contract import BadInput, Context, Event, Tool
-from tools.secrets import Redactor
+from tools.secrets import Redactor, redact
 from tools.workspace import rlpilot_home
 
 GATE_TIMEOUT_S = 900.0
@@ -321,8 +322,14 @@ def main(argv: list[str] | None = None) -> int:
         print("rlpilot slack: no allowlist (--allow or RLPILOT_SLACK_ALLOW): nobody can approve external "
               "actions", file=sys.stderr)
     app_token = os.environ.get("SLACK_APP_TOKEN", "")
-    bot = build(os.environ["SLACK_BOT_TOKEN"], signing_secret=os.environ["SLACK_SIGNING_SECRET"] if options.http
-                else None, workspace=workspace, allowed=allowed, endpoint=endpoint, secrets=(app_token,))
+    try:
+        bot = build(os.environ["SLACK_BOT_TOKEN"], signing_secret=os.environ["SLACK_SIGNING_SECRET"]
+                    if options.http else None, workspace=workspace, allowed=allowed, endpoint=endpoint,
+                    secrets=(app_token,))
+    except (BoltError, OSError) as error:  # bolt checks the token with auth.test first; URLError is an OSError
+        print(f"rlpilot slack: Slack did not accept SLACK_BOT_TOKEN, or could not be reached ({redact(str(error))}); "
+              "check the token and the network", file=sys.stderr)
+        return 1
     if endpoint is None:
         print(f"rlpilot slack: {OFFLINE}", file=sys.stderr)
     if options.http:
