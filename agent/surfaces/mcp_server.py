@@ -233,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rlpilot mcp", description="Serve rlpilot's tools to an MCP client on stdio.")
     parser.add_argument("--workspace", type=Path, default=Path.cwd(), help="the folder the tools work on")
     options = parser.parse_args(argv)
+    if not options.workspace.is_dir():
+        print(f"rlpilot mcp: --workspace {options.workspace} is not a folder", file=sys.stderr)
+        return 2
     tools = ToolServer(options.workspace.resolve(), available_tools())
     server = build_server(tools)
 
