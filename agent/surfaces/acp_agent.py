@@ -154,6 +154,8 @@ class RlpilotAgent:
 
     def _bridge(self, cwd: str, session_id: str | None) -> SessionBridge:
         workspace = Path(cwd)
+        if not workspace.is_dir():
+            raise acp.RequestError.invalid_params({"message": f"{cwd} is not a folder"})
         store = Store(rlpilot_home(workspace))
         try:
             session = store.open(session_id) if session_id else store.create("acp")
