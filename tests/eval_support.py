@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from fakes.openai_server import last_user_text
 
 REPO = Path(__file__).resolve().parents[1]
 ENVIRONMENTS = REPO / "environments"
@@ -106,3 +110,27 @@ def environments_venv(base: Path) -> Path:
     print(f"environments venv built in {time.monotonic() - started:.1f} s", file=sys.stderr)
     _venvs[base] = venv
     return venv
+
+
+def use_environments_venv(tmp_path_factory, monkeypatch) -> Path:
+    """Make the shared environments venv this test's workspace interpreter."""
+    venv = environments_venv(tmp_path_factory.getbasetemp() / "eval-venv")
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+    for name in ("UV_PROJECT_ENVIRONMENT", "RLPILOT_HOME", "STUB_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return venv
+
+
+def arithmetic_script():
+    """Wrong whenever the first operand divides by 3; otherwise right on the first try, wrong on the second."""
+    seen: Counter[str] = Counter()
+
+    def reply(request: dict) -> str:
+        text = last_user_text(request)
+        a, b = map(int, re.search(r"What is (\d+) \+ (\d+)", text).groups())
+        seen[text] += 1
+        right = a % 3 != 0 and seen[text] == 1
+        time.sleep((a - 3) / 7)  # examples finish a second apart, so progress has steps to show
+        return f"The answer is {a + b if right else a + b + 1}."
+
+    return reply

@@ -6,11 +6,10 @@ import shutil
 
 import pytest
 from agent_support import Recorder, call, make_agent, tool_messages
-from eval_support import environments_venv, write_traces
+from eval_support import arithmetic_script, use_environments_venv, write_traces
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from fakes.prime_api import PrimeAPI
 from ops_support import env_package, prime_env, use_env
-from test_eval_e2e import arithmetic_script
 
 
 def agent_then_eval(agent_replies: list[Reply]):
@@ -28,9 +27,7 @@ def agent_then_eval(agent_replies: list[Reply]):
 
 @pytest.fixture
 def eval_workspace(tmp_path_factory, tmp_path, monkeypatch):
-    venv = environments_venv(tmp_path_factory.getbasetemp() / "eval-venv")
-    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
-    monkeypatch.delenv("UV_PROJECT_ENVIRONMENT", raising=False)
+    use_environments_venv(tmp_path_factory, monkeypatch)
     # prime-runs' own switch: vf-eval keeps its default push setting but opens no platform run.
     monkeypatch.setenv("PRIME_RUNS_MODE", "disabled")
     return tmp_path

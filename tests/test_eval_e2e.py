@@ -7,16 +7,14 @@ may use the package index, as every vf-eval run does.
 from __future__ import annotations
 
 import json
-import re
 import socket
 import statistics
-import time
 from collections import Counter
 from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
-from eval_support import environments_venv, rlpilot
+from eval_support import arithmetic_script, rlpilot, use_environments_venv
 from fakes.openai_server import ScriptedOpenAIServer, last_user_text
 
 from tools.contract import BadInput, Context
@@ -25,26 +23,8 @@ from tools.evals.run import EvalRunInput, eval_run
 
 @pytest.fixture
 def workspace(tmp_path_factory, tmp_path, monkeypatch):
-    venv = environments_venv(tmp_path_factory.getbasetemp() / "eval-venv")
-    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
-    monkeypatch.delenv("UV_PROJECT_ENVIRONMENT", raising=False)
-    monkeypatch.delenv("STUB_API_KEY", raising=False)
+    use_environments_venv(tmp_path_factory, monkeypatch)
     return tmp_path
-
-
-def arithmetic_script():
-    """Wrong whenever the first operand divides by 3; otherwise right on the first try, wrong on the second."""
-    seen: Counter[str] = Counter()
-
-    def reply(request: dict) -> str:
-        text = last_user_text(request)
-        a, b = map(int, re.search(r"What is (\d+) \+ (\d+)", text).groups())
-        seen[text] += 1
-        right = a % 3 != 0 and seen[text] == 1
-        time.sleep((a - 3) / 7)  # examples finish a second apart, so progress has steps to show
-        return f"The answer is {a + b if right else a + b + 1}."
-
-    return reply
 
 
 def test_vf_eval_run_is_summarized_with_exactly_the_scripted_rewards(workspace):

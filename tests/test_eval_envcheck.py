@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from eval_support import ENVIRONMENTS, environments_venv
+from eval_support import ENVIRONMENTS, use_environments_venv
 
 from tools.contract import BadInput, Context
 from tools.envcheck import EnvCheckInput, env_check, scan_file
@@ -60,11 +60,7 @@ __all__ = ["BadTaskset"]
 
 @pytest.fixture
 def venv_workspace(tmp_path_factory, tmp_path, monkeypatch):
-    venv = environments_venv(tmp_path_factory.getbasetemp() / "eval-venv")
-    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
-    monkeypatch.delenv("UV_PROJECT_ENVIRONMENT", raising=False)
-    monkeypatch.delenv("RLPILOT_HOME", raising=False)
-    return tmp_path, venv
+    return tmp_path, use_environments_venv(tmp_path_factory, monkeypatch)
 
 
 def marked(comment: str) -> list[int]:
