@@ -17,9 +17,9 @@ from typing import Any
 from tools import process
 from tools.contract import Context, ToolError
 from tools.process import ProcessResult
-from tools.stack import _login
 from tools.workspace import search_path, workspace_interpreter
 
+PRIME_CONFIG = Path("~/.prime/config.json")
 LOGIN_HINT = "run `prime login`, or export PRIME_API_KEY"
 
 # Texts printed by prime 0.18.0 (prime_cli/core/client.py) and what each means for the user.
@@ -45,6 +45,19 @@ def prime_environment(workspace: Path) -> dict[str, str]:
     environ["PATH"] = search_path(workspace_interpreter(workspace, environ), environ)
     environ["PRIME_DISABLE_VERSION_CHECK"] = "1"
     return environ
+
+
+def prime_login(environ: dict[str, str]) -> tuple[bool, str | None]:
+    """Whether prime has a key, and where it comes from (never the key itself)."""
+    if environ.get("PRIME_API_KEY"):
+        return True, "PRIME_API_KEY"
+    config = PRIME_CONFIG.expanduser()
+    try:
+        if json.loads(config.read_text()).get("api_key"):
+            return True, str(config)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return False, None
 
 
 def find_prime(environ: dict[str, str]) -> str:
@@ -103,7 +116,7 @@ def raise_known_failure(outcome: ProcessResult, what: str, environ: dict[str, st
     text = "\n".join(outcome.stdout_tail + outcome.stderr_tail)
     for marker, code, message, hint in _KNOWN_FAILURES:
         if marker in text:
-            if code == "login-rejected" and not _login(environ)[0]:
+            if code == "login-rejected" and not prime_login(environ)[0]:
                 # Commands that work without a key (install, status) get a 401 for private data.
                 code, message, hint = _KNOWN_FAILURES[0][1:]
             raise ToolError(code, message.format(what=what), hint)

@@ -8,10 +8,8 @@ an environment of its own (`uv tool install`).
 from __future__ import annotations
 
 import json
-import os
 import re
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated
 
@@ -26,10 +24,10 @@ from tools.configs.eras import (
     version_tuple,
 )
 from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
-from tools.workspace import Interpreter, search_path, workspace_interpreter
+from tools.prime_runner import prime_environment, prime_login
+from tools.workspace import Interpreter, workspace_interpreter
 
 PROBE = Path(__file__).with_name("stack_probe.py")
-PRIME_CONFIG = Path("~/.prime/config.json")
 
 HOW_TO_GET = {
     "prime": "install the Prime CLI: `uv tool install prime`",
@@ -138,17 +136,13 @@ class StackResult(ToolResult):
 
 
 def stack_info(args: StackInput, ctx: Context) -> StackResult:
-    environ = dict(os.environ)
-    interpreter = workspace_interpreter(ctx.workspace, environ)
-    environ["PATH"] = search_path(interpreter, environ)
-    environ["PRIME_DISABLE_VERSION_CHECK"] = "1"  # no network call just to print a version
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        probe = pool.submit(_probe_interpreter, interpreter, environ, False)
-        prime = pool.submit(_cli_version, "prime", ["--version"], environ)
-        uv = pool.submit(_cli_version, "uv", ["--version"], environ)
-        smi = pool.submit(_nvidia_smi, environ)
-        probe_report, prime, uv, gpus = probe.result(), prime.result(), uv.result(), smi.result()
+    interpreter = workspace_interpreter(ctx.workspace)
+    environ = prime_environment(ctx.workspace)
+    # One after another in this thread, so that Ctrl-C reaches the runner and ends the probe.
+    probe_report = _probe_interpreter(interpreter, environ, False)
+    prime = cli_version("prime", ["--version"], environ)
+    uv = cli_version("uv", ["--version"], environ)
+    gpus = _nvidia_smi(environ)
 
     packages = probe_report.get("packages", {})
     if gpus is None and packages.get("torch"):
@@ -156,8 +150,8 @@ def stack_info(args: StackInput, ctx: Context) -> StackResult:
     verifiers = None
     if packages.get("verifiers"):
         verifiers = Package(version=packages["verifiers"], path=str(interpreter.python))
-    prime_rl = _find_prime_rl(args.prime_rl, ctx.workspace, environ)
-    logged_in, login_source = _login(environ)
+    prime_rl = find_prime_rl(args.prime_rl, ctx.workspace, environ)
+    logged_in, login_source = prime_login(environ)
     result = StackResult(
         workspace=str(ctx.workspace),
         interpreter=f"{interpreter.python} (found by {interpreter.found_by})",
@@ -193,7 +187,7 @@ def _probe_interpreter(interpreter: Interpreter, environ: dict[str, str], torch_
     return json.loads(outcome.stdout_tail[-1])
 
 
-def _cli_version(program: str, argv: list[str], environ: dict[str, str]) -> Package | None:
+def cli_version(program: str, argv: list[str], environ: dict[str, str]) -> Package | None:
     path = process.which(program, environ)
     if not path:
         return None
@@ -225,7 +219,7 @@ def _torch_gpus(report: dict) -> list[GPU]:
     return [GPU(**gpu, source="torch") for gpu in report.get("torch_gpus", [])]
 
 
-def _find_prime_rl(explicit: Path | None, workspace: Path, environ: dict[str, str]) -> PrimeRL | None:
+def find_prime_rl(explicit: Path | None, workspace: Path, environ: dict[str, str]) -> PrimeRL | None:
     if explicit is not None:
         candidates = [(explicit, "--prime-rl")]
     elif environ.get("RLPILOT_PRIME_RL"):
@@ -266,18 +260,6 @@ def _git_commit(git_dir: Path) -> str | None:
         return head
     except OSError:
         return None
-
-
-def _login(environ: dict[str, str]) -> tuple[bool, str | None]:
-    if environ.get("PRIME_API_KEY"):
-        return True, "PRIME_API_KEY"
-    config = PRIME_CONFIG.expanduser()
-    try:
-        if json.loads(config.read_text()).get("api_key"):
-            return True, str(config)
-    except (OSError, ValueError, AttributeError):
-        pass
-    return False, None
 
 
 def _config_target(prime: Package | None, prime_rl: PrimeRL | None, gpus: list[GPU] | None) -> ConfigTarget:

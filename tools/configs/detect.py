@@ -130,14 +130,12 @@ def installed_stack(workspace: Path) -> Installed:
 @functools.lru_cache(maxsize=8)
 def _installed(workspace: str, prime_rl: str, path: str, venv: str, uv_env: str) -> Installed:
     """Cached per process on everything it reads, since it runs `prime --version`."""
-    from tools.stack import _cli_version, _find_prime_rl
-    from tools.workspace import search_path, workspace_interpreter
+    from tools.prime_runner import prime_environment
+    from tools.stack import cli_version, find_prime_rl
 
-    environ = dict(os.environ)
-    environ["PATH"] = search_path(workspace_interpreter(Path(workspace), environ), environ)
-    environ["PRIME_DISABLE_VERSION_CHECK"] = "1"
-    checkout = _find_prime_rl(None, Path(workspace), environ)
-    prime = _cli_version("prime", ["--version"], environ)
+    environ = prime_environment(Path(workspace))
+    checkout = find_prime_rl(None, Path(workspace), environ)
+    prime = cli_version("prime", ["--version"], environ)
     return Installed(
         prime_rl_version=checkout.version if checkout else None,
         prime_rl_path=checkout.path if checkout else None,

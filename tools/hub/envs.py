@@ -24,10 +24,10 @@ from tools.prime_runner import (
     error_lines,
     json_output,
     prime_environment,
+    prime_login,
     raise_known_failure,
     run_prime,
 )
-from tools.stack import _login
 from tools.workspace import workspace_interpreter
 
 HUB_URL = "https://app.primeintellect.ai/dashboard/environments"
@@ -201,7 +201,7 @@ def env_push(args: EnvPushInput, ctx: Context) -> EnvPushResult:
     if not report.ok:
         return EnvPushResult(env=ref.text, path=str(folder), pushed=False, findings=report.findings,
                              next=f"fix the errors, then `rlpilot env push {ref.text} --visibility {args.visibility}`")
-    if not _login(prime_environment(ctx.workspace))[0]:
+    if not prime_login(prime_environment(ctx.workspace))[0]:
         raise ToolError("not-logged-in", f"pushing {ref.name} needs a Prime login", LOGIN_HINT)
 
     outcome = run_prime(push_argv(folder, args.visibility, ref.owner), ctx, what=f"pushing {ref.name}",

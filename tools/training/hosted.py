@@ -22,9 +22,8 @@ from tools.configs.detect import Installed
 from tools.configs.document import lookup
 from tools.configs.eras import Dialect
 from tools.contract import Context, ToolError
-from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_environment, run_prime
+from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_environment, prime_login, run_prime
 from tools.process import LineCallback, ProcessResult
-from tools.stack import _login
 from tools.training import records
 from tools.training.launch import LaunchInput, LaunchPlan, LaunchResult, Problem, migration_problem, read_plan
 
@@ -66,7 +65,7 @@ def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
     if any(p.severity == "error" for p in problems):
         return LaunchResult(launched=False, plan=plan, problems=problems,
                             next="fix the errors, then run the same command again")
-    if not _login(prime_environment(ctx.workspace))[0]:
+    if not prime_login(prime_environment(ctx.workspace))[0]:
         raise ToolError("not-logged-in", "launching Hosted Training needs a Prime login", LOGIN_HINT)
     if not args.yes:
         with ThreadPoolExecutor(max_workers=2) as pool:
