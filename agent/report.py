@@ -105,7 +105,8 @@ def _applied_deltas(record: dict[str, Any]) -> list[Delta]:
     flag = _PROPOSING.get(record["name"])
     if flag and not (record["arguments"].get(flag) or result.get("applied")):
         return []
-    path = result.get("path") or record["arguments"].get("path")
+    # A migration writes its output file; the other edits write the file they were given.
+    path = result.get("output") or result.get("path") or record["arguments"].get("path")
     return [Delta.model_validate({"file": path, **d}) for d in result.get("deltas", [])]
 
 
