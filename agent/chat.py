@@ -26,7 +26,7 @@ from tools.workspace import rlpilot_home
 SLASH = {
     "/stack": "stack_info", "/check": "config_check", "/tune": "config_tune", "/eval": "eval_run",
     "/summarize": "eval_summarize", "/diagnose": "diagnose", "/push": "env_push", "/train": "train_launch",
-    "/report": "report",
+    "/plot": "metrics_plot", "/report": "report",
 }
 # A conversation that touched these is a tuning or training one: it ends with the report.
 _REPORTABLE = {"config_set", "config_tune", "config_migrate", "eval_run", "eval_summarize", "diagnose",

@@ -209,11 +209,17 @@ def test_offline_the_bot_still_serves_slash_commands_with_curves(workspace):
                        "text": "<@UBOT> /diagnose metrics.jsonl"})
             result = _wait_for(slack, "chat.update", lambda args: "diagnose`" in args["text"]
                                and ":hourglass" not in args["text"], timeout=60)
+            [uploaded] = slack.wait_for("files.completeUploadExternal")
         finally:
             bot.close()
     assert "diagnose" in result["text"]
     plots = result["blocks"][-1]["text"]["text"]
     assert "reward_mean" in plots and re.search("[▁▂▃▄▅▆▇█]{10,}", plots)
+    # The same curves as an image in the thread.
+    assert (uploaded["channel_id"], uploaded["thread_ts"]) == (CHANNEL, MENTION_TS)
+    assert "reward_mean" in uploaded["files"][0]["title"]
+    [png] = slack.uploads.values()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
 
 
 def test_train_watch_findings_are_alerts_in_the_runs_thread(workspace, tmp_path, monkeypatch):

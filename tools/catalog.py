@@ -199,6 +199,13 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Resume a paused Hosted Training run from its checkpoint as a new run, after the user confirms.",
     ),
     ToolEntry(
+        "metrics_plot",
+        ("plot",),
+        "tools.plot:plot_metrics",
+        Effect.LOCAL_WRITE,
+        "Draw a run's main curves (reward, entropy, length, truncation, mismatch KL, grad norm) to a PNG file.",
+    ),
+    ToolEntry(
         "report",
         ("report",),
         "agent.report:report",

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.plot import MAIN_CURVES
+
 _BARS = "▁▂▃▄▅▆▇█"
-# The curves worth a glance in a chat, in the order the playbook looks at them.
-CURVES = ("reward_mean", "reward_std", "entropy", "response_length", "truncated_frac", "mismatch_kl", "grad_norm")
 _TOOLS = {"diagnose", "train_metrics", "train_status"}
 
 
@@ -37,21 +37,27 @@ def sparkline(values: list[float], width: int = 40) -> str:
     return "".join(_BARS[round((v - low) / span * (len(_BARS) - 1))] for v in buckets)
 
 
-def curves_of(event: dict[str, Any]) -> list[Curve]:
-    """The curves of the run a tool result is about (`diagnose`, `train metrics|status`), else none."""
+def source_of(event: dict[str, Any]) -> Path | None:
+    """The metrics a tool result is about (`diagnose`, `train metrics|status`), else None."""
     result = event.get("result") or {}
     source = result.get("source") or (result.get("metrics") or {}).get("source")
-    if event.get("name") not in _TOOLS or not source:
+    return Path(source) if event.get("name") in _TOOLS and source else None
+
+
+def curves_of(event: dict[str, Any]) -> list[Curve]:
+    """The curves of the run a tool result is about, else none."""
+    source = source_of(event)
+    if source is None:
         return []
     from tools.contract import ToolError
     from tools.diagnose.readers import read
 
     try:
-        _, run = read(Path(source))
+        _, run = read(source)
     except (ToolError, OSError):
         return []
     found = []
-    for name in CURVES:
+    for name in MAIN_CURVES:
         series = run.series.get(name)
         if series is not None and len(series) >= 2:
             values = [float(v) for v in series.values]

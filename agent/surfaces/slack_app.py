@@ -15,6 +15,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -34,9 +35,10 @@ from agent.gates import Question, match_answer
 from agent.loop import Agent, Surface
 from agent.sessions import Session, Store
 from agent.surfaces.common import add_endpoint_options, available_tools, endpoint_of, start_conversation
-from agent.surfaces.plots import curves_of
+from agent.surfaces.plots import curves_of, source_of
 from tools.catalog import Effect, by_name
-from tools.contract import BadInput, Context, Event, Tool
+from tools.contract import BadInput, Context, Event, Tool, ToolError
+from tools.plot import PlotInput, plot_metrics
 from tools.secrets import Redactor, redact
 from tools.workspace import rlpilot_home
 
@@ -120,6 +122,17 @@ class SlackBot:
     def update(self, channel: str, ts: str, text: str, blocks: list | None = None) -> None:
         self.client.chat_update(channel=channel, ts=ts, text=self.redact(text),
                                 blocks=self._clean(blocks) if blocks else [])
+
+    def upload_curves(self, channel: str, thread_ts: str, source: Path) -> None:
+        """A run's curves as a PNG in the thread; a run that cannot be drawn gets the text plots only."""
+        with tempfile.TemporaryDirectory() as folder:
+            try:
+                drawn = plot_metrics(PlotInput(source=source, output=Path(folder) / "curves.png"),
+                                     Context(workspace=self.workspace))
+            except ToolError:
+                return
+            self.client.files_upload_v2(channel=channel, thread_ts=thread_ts, file=drawn.output,
+                                        filename="curves.png", title=f"{source.name}: {', '.join(drawn.series)}")
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -257,6 +270,8 @@ class ThreadSurface:
             if plots:
                 blocks.append(_section(_code("\n".join(curve.line() for curve in plots))))
             self.bot.update(self.channel, self._tool_ts, text, blocks)
+            if plots:
+                self.bot.upload_curves(self.channel, self.thread_ts, source_of(event))
         elif kind == "log" and event.get("finding"):
             # `train watch` found something new: an alert of its own in the run's thread, not an edit.
             self.bot.post(self.channel, self.thread_ts, f":rotating_light: {event['line']}")

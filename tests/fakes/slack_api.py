@@ -33,6 +33,7 @@ class SlackAPI:
     def __init__(self) -> None:
         self.socket_url: str | None = None  # what apps.connections.open hands out (a SocketModeServer's url)
         self.requests: list[dict[str, Any]] = []
+        self.uploads: dict[str, bytes] = {}  # file id -> the bytes files_upload_v2 sent
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
@@ -71,6 +72,11 @@ class SlackAPI:
             return {"ok": True, "url": self.socket_url}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1700000000.{next(self._ts):06d}"}
+        if method == "files.getUploadURLExternal":
+            file_id = f"F{next(self._ts):08d}"
+            return {"ok": True, "file_id": file_id, "upload_url": f"{self.base_url[:-len('api/')]}upload/{file_id}"}
+        if method == "files.completeUploadExternal":
+            return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in args.get("files", [])]}
         return {"ok": True}
 
     def __enter__(self) -> SlackAPI:
@@ -82,7 +88,15 @@ class SlackAPI:
 
             def do_POST(self) -> None:
                 method = self.path.split("?")[0].rsplit("/", 1)[-1]
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path.startswith("/upload/"):  # step 2 of files_upload_v2: the file's bytes
+                    with api._lock:
+                        api.uploads[method] = data
+                    self.send_response(200)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                raw = data.decode()
                 if "json" in (self.headers.get("Content-Type") or ""):
                     args = json.loads(raw or "{}")
                 else:
