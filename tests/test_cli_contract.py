@@ -68,3 +68,33 @@ def test_subcommand_help_lists_flags_from_the_input_model(tmp_path):
     done = _rlpilot("stack", "--help", cwd=tmp_path)
     assert done.returncode == 0
     assert "--prime-rl PATH" in done.stdout and "--json" in done.stdout
+
+
+def test_model_schemas_are_compact_but_lose_nothing():
+    from typing import Literal
+
+    from pydantic import BaseModel, Field
+
+    from tools.catalog import ToolEntry
+    from tools.contract import Tool
+
+    class Sample(BaseModel):
+        title: str = Field(description="a property that happens to be called title")
+        count: int = 0
+        label: str | None = None
+        mode: Literal["a", "b"] = "a"
+        force: bool = False
+
+    entry = ToolEntry("sample", ("sample",), "x:y", Effect.READ, "A sample.")
+    schema = Tool(entry, lambda a, c: None, Sample, ToolResult).model_schema()
+    assert schema == {
+        "properties": {
+            "title": {"description": "a property that happens to be called title", "type": "string"},
+            "count": {"default": 0, "type": "integer"},
+            "label": {"type": "string"},
+            "mode": {"default": "a", "enum": ["a", "b"]},
+            "force": {"type": "boolean"},
+        },
+        "required": ["title"],
+        "type": "object",
+    }

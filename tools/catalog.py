@@ -90,8 +90,8 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("env", "check"),
         "tools.envcheck:env_check",
         Effect.READ,
-        "Check an environment's quality before spending a model: gold/no-op validation, keyword-heuristic "
-        "rewards, background services.",
+        "Check an environment before spending a model: gold/no-op validation, keyword-heuristic rewards, "
+        "background services.",
     ),
     ToolEntry(
         "eval_summarize",
@@ -126,7 +126,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("env", "push"),
         "tools.hub.envs:env_push",
         Effect.EXTERNAL,
-        "Check an environment package and push it to the Environments Hub with the visibility the user chose.",
+        "Check an environment package and push it to the Hub with the visibility the user chose.",
     ),
     ToolEntry(
         "train_launch",
@@ -161,7 +161,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("train", "stop"),
         "tools.training.runs:train_stop",
         Effect.EXTERNAL,
-        "Stop a training run: hosted through the platform, local by stopping its whole process group.",
+        "Stop a training run (hosted, or a local run's whole process group).",
     ),
     ToolEntry(
         "train_watch",
@@ -175,7 +175,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("train", "eval"),
         "tools.training.serve:train_eval",
         Effect.EXTERNAL,
-        "Serve a local checkpoint on a free port, smoke-eval it with `eval run`, then stop the server.",
+        "Serve a local checkpoint, smoke-eval it with `eval run`, then stop the server.",
     ),
     ToolEntry(
         "train_checkpoints",
@@ -189,28 +189,28 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("train", "pause"),
         "tools.training.runs:train_pause",
         Effect.EXTERNAL,
-        "Pause a Hosted Training run at a checkpoint and release its GPUs (it resumes as a new run).",
+        "Pause a hosted run at a checkpoint and release its GPUs (it resumes as a new run).",
     ),
     ToolEntry(
         "train_resume",
         ("train", "resume"),
         "tools.training.runs:train_resume",
         Effect.EXTERNAL,
-        "Resume a paused Hosted Training run from its checkpoint as a new run, after the user confirms.",
+        "Resume a paused hosted run from its checkpoint, as a new run.",
     ),
     ToolEntry(
         "metrics_plot",
         ("plot",),
         "tools.plot:plot_metrics",
         Effect.LOCAL_WRITE,
-        "Draw a run's main curves (reward, entropy, length, truncation, mismatch KL, grad norm) to a PNG file.",
+        "Draw a run's main curves (reward, entropy, length, KL, grad norm) to a PNG file.",
     ),
     ToolEntry(
         "report",
         ("report",),
         "agent.report:report",
         Effect.READ,
-        "The four-part report of a session: deltas applied, why, observed metrics, next step with stop conditions.",
+        "The session's four-part report: deltas applied, why, observed metrics, next step and stop conditions.",
     ),
 )
 

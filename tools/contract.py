@@ -119,8 +119,12 @@ class Tool:
                 if arg_of(info).user_decision or arg_of(info).cli_only}
 
     def model_schema(self) -> dict[str, Any]:
-        """The input schema offered to a language model or an MCP client: no hidden fields."""
-        schema = self.input_model.model_json_schema()
+        """The input schema offered to a language model or an MCP client: no hidden fields.
+
+        Compacted, because every schema is sent with every model request: titles repeat the
+        property names, and an optional field is simply one that is not required.
+        """
+        schema = _compact(self.input_model.model_json_schema())
         for name in self.hidden_fields:
             schema.get("properties", {}).pop(name, None)
             if name in schema.get("required", []):
@@ -138,6 +142,31 @@ class Tool:
 
     def usage_hint(self) -> str:
         return f"see `rlpilot {' '.join(self.entry.command)} --help`"
+
+
+def _compact(node: Any) -> Any:
+    """A JSON schema without titles, `format: path`, null or false defaults; optional fields unwrapped."""
+    if isinstance(node, list):
+        return [_compact(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    compact: dict[str, Any] = {}
+    for key, value in node.items():
+        # An omitted flag is off and an omitted option unset: those defaults say nothing.
+        silent_default = key == "default" and (value is None or value is False)
+        if key == "title" or (key == "format" and value == "path") or silent_default:
+            continue
+        if key in ("properties", "$defs"):  # their keys are names, which may be "title" too
+            compact[key] = {name: _compact(sub) for name, sub in value.items()}
+        else:
+            compact[key] = _compact(value)
+    variants = compact.get("anyOf")
+    if variants and len(variants) == 2 and {"type": "null"} in variants:
+        (kept,) = [v for v in variants if v != {"type": "null"}]
+        compact = {**kept, **{k: v for k, v in compact.items() if k != "anyOf"}}
+    if "enum" in compact and compact.get("type") == "string":  # the values say it
+        del compact["type"]
+    return compact
 
 
 def describe_validation_error(error: ValidationError) -> str:

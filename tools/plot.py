@@ -24,11 +24,10 @@ _BACKGROUND, _INK, _GRID, _LINE = (255, 255, 255), (30, 30, 30), (225, 225, 225)
 
 class PlotInput(BaseModel):
     source: Annotated[Path, Arg(positional=True), Field(
-        description="A run's metrics: metrics.jsonl, a console or JSON log, prime train metrics JSON, a CSV, "
-                    "or a run folder.")]
+        description="A run's metrics, in any form `diagnose` reads.")]
     output: Annotated[Path, Arg(short="-o"), Field(description="The PNG file to write.")] = Path("curves.png")
     series: Annotated[list[str] | None, Field(
-        description=f"Canonical series to draw (default: those of {', '.join(MAIN_CURVES)} the run has).")] = None
+        description="Canonical series to draw (default: the main curves the run has).")] = None
 
 
 class PlotResult(ToolResult):

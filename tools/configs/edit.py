@@ -44,8 +44,8 @@ from tools.workspace import rlpilot_home
 class SetInput(BaseModel):
     path: Annotated[Path, Arg(positional=True), Field(description="The training config (TOML).")]
     changes: Annotated[dict[str, Any], Arg(positional=True), Field(
-        description="Dotted keys and their new values (TOML literals), e.g. orchestrator.batch_size=256 "
-                    "trainer.optim.lr=3e-6; per-source keys take an index: orchestrator.train.source[0].ratio=0.5.")]
+        description="Dotted keys and new values, e.g. orchestrator.batch_size=256; a source takes an index: "
+                    "orchestrator.train.source[0].ratio=0.5.")]
     reasons: Annotated[dict[str, str], Arg(flag="--why", metavar="KEY=REASON"), Field(
         description="Why each key changes; the session report shows it beside the delta.")] = {}
     dry_run: Annotated[bool, Field(description="Show the diff without writing.")] = False

@@ -23,8 +23,8 @@ class DiagnoseInput(BaseModel):
     source: Annotated[
         Path,
         Arg(positional=True, metavar="SOURCE"),
-        Field(description="metrics.jsonl, a console or JSON log, `prime train metrics` JSON, a CSV export "
-                          "with a step column, or a prime-rl run directory."),
+        Field(description="metrics.jsonl, a console or JSON log, `prime train metrics` JSON, a CSV with a "
+                          "step column, or a run folder."),
     ]
     config: Annotated[
         Path | None,

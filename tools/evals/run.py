@@ -78,10 +78,13 @@ class EvalRunInput(BaseModel):
     upload: Annotated[bool, Arg(user_decision=True),
                       Field(description="Upload results to the platform (vf-eval's default); --no-upload only "
                                         "when the user asked.")] = True
-    harness: Annotated[str, Field(description="vf-eval harness; `null` is a plain chat loop.")] = "null"
-    runtime: Annotated[str, Field(description="vf-eval runtime; `subprocess` runs on this machine, `prime` in a "
-                                              "paid sandbox.")] = "subprocess"
-    timeout_minutes: Annotated[float, Field(gt=0, description="Stop the eval after this long.")] = 30
+    # Where and how rollouts run costs money (`prime` is a paid sandbox): the user's call, not the model's.
+    harness: Annotated[str, Arg(cli_only=True),
+                       Field(description="vf-eval harness; `null` is a plain chat loop.")] = "null"
+    runtime: Annotated[str, Arg(cli_only=True), Field(
+        description="vf-eval runtime; `subprocess` runs on this machine, `prime` in a paid sandbox.")] = "subprocess"
+    timeout_minutes: Annotated[float, Arg(cli_only=True),
+                               Field(gt=0, description="Stop the eval after this long.")] = 30
 
 
 class EvalRunResult(ToolResult):

@@ -26,7 +26,8 @@ class SamplesInput(BaseModel):
                     Field(description="An eval run directory, its traces.jsonl or results.jsonl, or a folder of runs.")]
     n: Annotated[int, Field(ge=1, le=50, description="How many rollouts to show.")] = 5
     which: Annotated[Which, Field(description="worst (errored and lowest reward first), best, or random.")] = "worst"
-    seed: Annotated[int, Field(description="Seed for `random`, so the same call shows the same rollouts.")] = 0
+    seed: Annotated[int, Arg(cli_only=True),
+                    Field(description="Seed for `random`, so the same call shows the same rollouts.")] = 0
 
 
 class Sample(BaseModel):

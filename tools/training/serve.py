@@ -36,7 +36,8 @@ class CheckpointEvalInput(BaseModel):
                         Field(description="The prime-rl checkout whose `inference` serves it.")] = None
     num_examples: Annotated[int, Arg(short="-n"), Field(ge=1, description="Examples to evaluate.")] = 20
     rollouts: Annotated[int, Arg(short="-r"), Field(ge=1, description="Rollouts per example.")] = 3
-    ready_minutes: Annotated[float, Field(gt=0, description="How long the server may take to come up.")] = 15
+    ready_minutes: Annotated[float, Arg(cli_only=True),
+                             Field(gt=0, description="How long the server may take to come up.")] = 15
     upload: Annotated[bool, Arg(user_decision=True),
                       Field(description="Upload the eval results (vf-eval's default); --no-upload only when "
                                         "the user asked.")] = True
