@@ -79,6 +79,9 @@ class Gatekeeper:
         self.session.record_question(question.kind, question.prompt, question.options, answer)
         return answer
 
+    def _remember(self, key: str, value: Any) -> None:
+        self.session.put(key, value)
+
     def _confirm(self, prompt: str, detail: str) -> None:
         if self._ask(Question("confirm", prompt, CONFIRM_OPTIONS, detail=detail)) != "yes":
             raise Declined("the user did not confirm; nothing was done")
@@ -112,7 +115,7 @@ class Gatekeeper:
             if answer is None:
                 raise Declined("the user did not choose a model family; no eval was run")
             family = answer
-            self.session.put("model_family", family)
+            self._remember("model_family", family)
         if getattr(args, "model", None) is None and getattr(args, "endpoint", None) is None:
             return _with(args, endpoint=defaults.go_to_models(family)[0])
         return args

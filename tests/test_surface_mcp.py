@@ -150,3 +150,36 @@ def test_a_launch_previews_its_plan_and_runs_only_with_the_token(tmp_path, share
     assert not launched.is_error, launched.content[0].text
     assert launched.structured_content["launched"] and launched.structured_content["run"] in api.payloads
     assert len(created) == 1
+
+
+def test_a_launch_its_own_preview_refuses_gets_no_token(tmp_path, shared_fixtures):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    shutil.copy(shared_fixtures / "hosted-lab/reverse-text-rl.toml", workspace / "rl.toml")
+
+    async def session():
+        async with _client(workspace, prime_env(tmp_path / "home", api, RLPILOT_HOME=str(tmp_path / "state"))) as c:
+            return await c.call_tool("train_launch", {"config": "rl.toml", "target": "hosted"})
+
+    with PrimeAPI() as api:
+        refused = anyio.run(session)
+    assert "confirm_token" not in (refused.structured_content or {})
+    assert refused.structured_content["launched"] is False
+    assert "config migrate" in refused.structured_content["problems"][0]["fix"]
+    assert not api.seen("POST", "/api/v1/training/runs")
+
+
+def test_a_preview_records_no_answer_in_the_session(tmp_path):
+    from agent.sessions import Store
+
+    env = prime_env(tmp_path / "home", RLPILOT_HOME=str(tmp_path / "state"))
+
+    async def session():
+        async with _client(tmp_path, env) as client:
+            return await client.call_tool("eval_run", {"env": "tiny-arith", "answers": {"model-family": "instruct"}})
+
+    preview = anyio.run(session)
+    assert preview.structured_content["confirm_token"]
+    store = Store(tmp_path / "state")
+    [listed] = store.list()
+    assert store.open(listed["id"]).get("model_family") is None  # nobody confirmed yet

@@ -29,7 +29,7 @@ from mcp import types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
-from agent.gates import Declined, Gatekeeper, Question, match_answer
+from agent.gates import Declined, Gatekeeper, Question, Refused, match_answer
 from agent.loop import Agent, Surface
 from agent.sessions import Store
 from agent.surfaces.common import available_tools
@@ -159,6 +159,9 @@ class ToolServer:
         given = {k: v for k, v in arguments.items() if k != ANSWERS_FIELD}
         try:
             admitted = gates.admit(tool, tool.parse(given))
+        except Refused as refused:  # the tool's own preview says it cannot run: nothing to confirm
+            return _result({"ok": False, "result": refused.preview.model_dump(mode="json"),
+                            "text": refused.preview.render()})
         except Declined:
             question = asked[-1][0]
             return _error(f"{tool.name} needs the user's answer first: {question.prompt} "
@@ -189,11 +192,14 @@ class ToolServer:
 
 
 class _Preview(Gatekeeper):
-    """The gate's questions with provisional answers, kept out of the session's record of answers:
+    """The gate's questions with provisional answers, kept out of the session's records and state:
     nobody has confirmed anything yet. The confirmed call asks and records them for real."""
 
     def _ask(self, question: Question) -> str | None:
         return self.ask(question)
+
+    def _remember(self, key: str, value: Any) -> None:
+        pass
 
 
 def _result(outcome: dict[str, Any]) -> types.CallToolResult:
