@@ -140,12 +140,20 @@ def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records:
         return NextStep(action=f"address {worst['code']}: " + "; ".join(worst.get("causes", [])[:2]),
                         deltas=[Delta.model_validate(d) for d in worst.get("deltas", [])],
                         stop_when=list(worst.get("stop_when", [])))
-    if evals:
+    if evals and evals[-1].get("verdict") != "ready":
         last = evals[-1]
-        if last.get("verdict") != "ready":
-            texts = [r.get("text", r) if isinstance(r, dict) else r for r in last.get("recommendations", [])]
-            return NextStep(action=f"the eval verdict is {last.get('verdict')}: fix the environment before training",
-                            stop_when=[str(t) for t in texts[:3]] or ["the smoke eval's verdict is ready"])
+        advice = [f"{r['action']} ({r['reason']})" for r in last.get("recommendations", []) if isinstance(r, dict)]
+        return NextStep(action=f"the eval verdict is {last.get('verdict')}: fix the environment before training"
+                        + (f"; {advice[0]}" if advice else ""),
+                        stop_when=["a new smoke eval's verdict is ready"])
+    proposed = [r for r in records if r["name"] in _PROPOSING and r["result"] and not _applied_deltas(r)]
+    if proposed and proposed[-1]["result"].get("deltas"):
+        last = proposed[-1]
+        return NextStep(action=f"apply the tuning proposed for {last['result'].get('path')} "
+                               "(config_tune with apply), check it, then launch a short run",
+                        deltas=[Delta.model_validate(d) for d in last["result"]["deltas"]],
+                        stop_when=["config_check reports no errors", "mean reward rises over the first 50 steps"])
+    if evals:
         return NextStep(action="rewards vary at baseline: tune the config and launch a short run",
                         stop_when=["mean reward rises over the first 50 steps", "no diagnose finding above info"])
     if any(r["name"] == "config_check" for r in records):
