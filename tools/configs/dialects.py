@@ -146,6 +146,8 @@ class Change:
     convert: str | None = None
 
 
+# What replaces every removed async-level knob.
+_STALENESS_HINT = "bound staleness with `orchestrator.max_off_policy_steps` (default 8)"
 _ZERO_ADV_HINT = ("on main, `orchestrator.train.filter_zero_advantages` (on by default) drops zero-advantage "
                   "samples, and a per-source `curriculum.gates.<name>.type = \"advantage_range\"` rejects flat "
                   "groups and requests replacements; `curriculum.sampler.type = \"difficulty_pool\"` replaces "
@@ -174,16 +176,16 @@ CHANGES: tuple[Change, ...] = (
                 "`enforce = true` replaces `online_difficulty_filtering`; " + _ZERO_ADV_HINT),
     Change("orchestrator.max_async_level", None, CLASSIC, TRANSITION,
            "`max_async_level` was removed; the async lag is fixed at 1 (2026-05-25, prime-rl #2631)",
-           hint="bound staleness with `orchestrator.max_off_policy_steps` (default 8)"),
+           hint=_STALENESS_HINT),
     Change("max_async_level", None, CLASSIC, TRANSITION,
            "the shared `max_async_level` was removed; the async lag is fixed at 1 (2026-05-25, prime-rl #2631)",
-           hint="bound staleness with `orchestrator.max_off_policy_steps` (default 8)"),
+           hint=_STALENESS_HINT),
     Change("trainer.max_async_level", None, CLASSIC, TRANSITION,
            "the trainer's `max_async_level` was removed; the async lag is fixed at 1 (2026-05-25, prime-rl #2631)",
-           hint="bound staleness with `orchestrator.max_off_policy_steps` (default 8)"),
+           hint=_STALENESS_HINT),
     Change("orchestrator.strict_async_level", None, CLASSIC, TRANSITION,
            "`strict_async_level` was removed with `max_async_level` (2026-05-25, prime-rl #2631)",
-           hint="bound staleness with `orchestrator.max_off_policy_steps` (default 8)"),
+           hint=_STALENESS_HINT),
     Change("orchestrator.max_concurrent", None, CLASSIC, TRANSITION,
            "the per-env `max_concurrent` cap was removed (2026-04-09, prime-rl #2193)",
            hint="cap in-flight rollouts with `orchestrator.max_inflight_rollouts` (v0.6-v0.7) or "
