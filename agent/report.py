@@ -15,11 +15,11 @@ from agent.sessions import Session, SessionNotFound, Store
 from tools.catalog import CATALOG, Effect
 from tools.contract import Arg, BadInput, Context, ToolResult
 from tools.deltas import Delta
+from tools.findings import rank
 from tools.workspace import rlpilot_home
 
 # Tools whose results carry deltas that were proposed, not written, unless asked to apply.
 _PROPOSING = {"config_tune": "apply"}
-_SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 _WRITING = {e.name for e in CATALOG if e.effect is Effect.LOCAL_WRITE and e.command[0] == "config"}
 
 
@@ -132,7 +132,7 @@ def _run_observation(result: dict[str, Any]) -> dict[str, Any]:
 def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> NextStep:
     if runs:
         problems = sorted((f for f in runs[-1].get("findings", []) if f.get("code") != "healthy"),
-                          key=lambda f: _SEVERITY_RANK.get(f.get("severity"), 3))
+                          key=lambda f: rank(f.get("severity")))
         if not problems:
             return NextStep(action="the last run looks healthy: keep the settings and raise one knob at a time",
                             stop_when=["reward stops improving for 50 steps", "any new diagnose finding"])

@@ -12,7 +12,7 @@ from diagnose_support import make_run, write_csv, write_jsonl
 from PIL import Image
 
 from tools.contract import BadInput, Context
-from tools.plot import PlotInput, plot_metrics
+from tools.diagnose.plot import PlotInput, plot_metrics
 
 RLPILOT = Path(sys.executable).parent / "rlpilot"
 LINE = (31, 119, 180)

@@ -88,7 +88,7 @@ CATALOG: tuple[ToolEntry, ...] = (
     ToolEntry(
         "env_check",
         ("env", "check"),
-        "tools.envcheck:env_check",
+        "tools.envs.check:env_check",
         Effect.READ,
         "Check an environment before spending a model: gold/no-op validation, keyword-heuristic rewards, "
         "background services.",
@@ -110,21 +110,21 @@ CATALOG: tuple[ToolEntry, ...] = (
     ToolEntry(
         "env_install",
         ("env", "install"),
-        "tools.hub.envs:env_install",
+        "tools.envs.hub:env_install",
         Effect.LOCAL_WRITE,
         "Install an environment (local name or Hub id owner/name[@version]) into the workspace.",
     ),
     ToolEntry(
         "env_status",
         ("env", "status"),
-        "tools.hub.envs:env_status",
+        "tools.envs.hub:env_status",
         Effect.READ,
         "An environment's visibility and latest version on the Environments Hub.",
     ),
     ToolEntry(
         "env_push",
         ("env", "push"),
-        "tools.hub.envs:env_push",
+        "tools.envs.hub:env_push",
         Effect.EXTERNAL,
         "Check an environment package and push it to the Hub with the visibility the user chose.",
     ),
@@ -201,7 +201,7 @@ CATALOG: tuple[ToolEntry, ...] = (
     ToolEntry(
         "metrics_plot",
         ("plot",),
-        "tools.plot:plot_metrics",
+        "tools.diagnose.plot:plot_metrics",
         Effect.LOCAL_WRITE,
         "Draw a run's main curves (reward, entropy, length, KL, grad norm) to a PNG file.",
     ),

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.plot import MAIN_CURVES
+from tools.diagnose.plot import MAIN_CURVES
 
 _BARS = "▁▂▃▄▅▆▇█"
 _TOOLS = {"diagnose", "train_metrics", "train_status"}

@@ -38,7 +38,7 @@ from agent.surfaces.common import add_endpoint_options, available_tools, endpoin
 from agent.surfaces.plots import curves_of, source_of
 from tools.catalog import Effect, by_name
 from tools.contract import BadInput, Context, Event, Tool, ToolError
-from tools.plot import PlotInput, plot_metrics
+from tools.diagnose.plot import PlotInput, plot_metrics
 from tools.secrets import Redactor, redact
 from tools.workspace import rlpilot_home
 

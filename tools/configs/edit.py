@@ -35,9 +35,11 @@ from tools.configs.document import (
     split_key,
 )
 from tools.configs.eras import Dialect
-from tools.configs.lint import Finding, check_data, render_finding
+from tools.configs.lint import check_data
 from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
 from tools.deltas import Delta
+from tools.findings import Finding
+from tools.findings import render as render_finding
 from tools.workspace import rlpilot_home
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -26,8 +26,9 @@ from tools.configs.dialects import CURRENT, LAB, TRANSITION, VARIANT_ONLY
 from tools.configs.document import in_workspace, is_table_array, line_of, load, lookup
 from tools.configs.eras import Dialect, Variant
 from tools.contract import Arg, Context, ToolResult
+from tools.findings import Finding, Severity, tally
+from tools.findings import render as render_finding
 
-Severity = Literal["error", "warning", "info"]
 SEVERITY: dict[str, Severity] = {
     **dict.fromkeys(("batch-not-divisible", "group-size-one", "concurrency-too-low", "seq-len-mismatch",
                      "max-steps-mismatch", "model-mismatch", "gpu-split-exceeds-node", "unknown-key",
@@ -43,15 +44,6 @@ MIN_GROUP, MIN_BATCH = 8, 128
 # fine-tuning around 1e-6, LoRA about ten times higher.
 LR_RANGES = {"full fine-tuning": (1e-7, 1e-5), "LoRA": (1e-6, 1e-4)}
 PRIME_RL_DEFAULT_BATCH, LAB_DEFAULT_BATCH, LAB_DEFAULT_GROUP = 128, 128, 8
-
-
-class Finding(BaseModel):
-    code: str
-    severity: Severity
-    key: str | None = None
-    message: str
-    fix: str = ""
-    line: int | None = Field(None, description="The line of the key in the file, when it is written out.")
 
 
 class CheckInput(BaseModel):
@@ -73,17 +65,10 @@ class CheckResult(ToolResult):
         return 1 if self.errors else 0
 
     def render(self) -> str:
-        counts = {s: sum(f.severity == s for f in self.findings) for s in ("error", "warning", "info")}
         lines = [f"{self.path}: {self.dialect} ({self.detected})"]
         lines += [render_finding(f) for f in self.findings]
-        lines.append(", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s, n in counts.items()))
+        lines.append(tally(self.findings))
         return "\n".join(lines)
-
-
-def render_finding(finding: Finding) -> str:
-    where = f" (line {finding.line})" if finding.line else ""
-    text = f"  {finding.severity:<7} {finding.code}{where}: {finding.message}"
-    return text + (f"\n          fix: {finding.fix}" if finding.fix else "")
 
 
 def config_check(args: CheckInput, ctx: Context) -> CheckResult:

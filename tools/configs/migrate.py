@@ -40,9 +40,11 @@ from tools.configs.document import (
 )
 from tools.configs.edit import atomic_write, unified_diff, write_config
 from tools.configs.eras import Dialect, Variant
-from tools.configs.lint import Finding, check_data, render_finding
+from tools.configs.lint import check_data
 from tools.contract import Arg, BadInput, Context, ToolResult
 from tools.deltas import Delta
+from tools.findings import Finding
+from tools.findings import render as render_finding
 
 
 class MigrateInput(BaseModel):

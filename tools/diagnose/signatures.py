@@ -13,12 +13,11 @@ import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from tools.diagnose import stats
 from tools.diagnose.series import Run, Series
-
-Severity = Literal["error", "warning", "info"]
+from tools.findings import Severity
 
 RECENT = 50  # "recent" = the last 50 reported values, or the whole run when shorter
 MIN_LEVEL_POINTS = 5  # fewer values than this say nothing about a level

@@ -14,9 +14,8 @@ from tools.diagnose.compare import Comparison, compare
 from tools.diagnose.configkeys import ConfigView, open_config
 from tools.diagnose.readers import FORMATS, read
 from tools.diagnose.series import CANONICAL, Run
-from tools.diagnose.signatures import RECENT, SIGNATURES, Change, Severity, Signature, View
-
-_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+from tools.diagnose.signatures import RECENT, SIGNATURES, Change, Signature, View
+from tools.findings import Severity, by_severity
 
 
 class DiagnoseInput(BaseModel):
@@ -38,7 +37,7 @@ class DiagnoseInput(BaseModel):
     ] = None
 
 
-class Finding(BaseModel):
+class RunFinding(BaseModel):
     code: str
     severity: Severity
     steps: list[int] | None = Field(description="[first, last] step the finding covers")
@@ -59,7 +58,7 @@ class DiagnoseResult(ToolResult):
     metric_sources: dict[str, str] = Field(description="the metric each canonical series was read from")
     config_dialect: str | None = None
     notes: list[str] = Field(default_factory=list)
-    findings: list[Finding]
+    findings: list[RunFinding]
     compare: Comparison | None = None
 
     def exit_code(self) -> int:
@@ -114,14 +113,14 @@ def diagnose(args: DiagnoseInput, ctx: Context) -> DiagnoseResult:
     )
 
 
-def judge(run: Run, config: ConfigView | None) -> list[Finding]:
+def judge(run: Run, config: ConfigView | None) -> list[RunFinding]:
     cap = config.value_of("max_off_policy_steps") if config else None
     view = View(run, cap) if isinstance(cap, int) and cap > 0 else View(run)
     findings = []
     for signature in SIGNATURES:
         hit = signature.check(view)
         if hit is not None:
-            findings.append(Finding(
+            findings.append(RunFinding(
                 code=signature.code, severity=hit.severity or signature.severity,
                 steps=list(hit.steps) if hit.steps else None, summary=hit.says, evidence=hit.evidence,
                 causes=list(signature.causes), deltas=_deltas(signature, config), stop_when=list(signature.stop_when),
@@ -129,17 +128,17 @@ def judge(run: Run, config: ConfigView | None) -> list[Finding]:
     # `healthy` means no error or warning; informational findings may stand beside it.
     if not any(f.severity != "info" for f in findings):
         findings.insert(0, _healthy(run))
-    findings.sort(key=lambda f: _SEVERITY_ORDER[f.severity])
+    findings[:] = by_severity(findings)
     return findings
 
 
-def _healthy(run: Run) -> Finding:
+def _healthy(run: Run) -> RunFinding:
     evidence = {}
     for name in ("reward_mean", "entropy", "mismatch_kl", "grad_norm"):
         found = run.series.get(name)
         if found is not None and len(found):
             evidence[f"recent_mean_{name}"] = stats.mean(found.values[-RECENT:])
-    return Finding(code="healthy", severity="info", steps=[run.first_step, run.last_step] if run.steps else None,
+    return RunFinding(code="healthy", severity="info", steps=[run.first_step, run.last_step] if run.steps else None,
                    summary="no failure signature on any window", evidence=evidence, causes=[], deltas=[],
                    stop_when=[])
 
@@ -166,7 +165,7 @@ def _delta(change: Change, config: ConfigView | None) -> Delta | None:
                  why=change.why)
 
 
-def _codes(findings: list[Finding]) -> list[str]:
+def _codes(findings: list[RunFinding]) -> list[str]:
     return [f.code for f in findings]
 
 

@@ -29,10 +29,10 @@ from pydantic import BaseModel, Field
 from tools import process
 from tools.configs.eras import prime_cli_is_native, version_tuple
 from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
+from tools.envs.refs import EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
 from tools.evals.endpoints import resolve_endpoint
 from tools.evals.results import LEGACY_METADATA, LEGACY_RESULTS, TRACES_FILE, locate, read_run
 from tools.evals.summarize import EvalSummary, summarize_run
-from tools.hub.refs import EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
 from tools.stack import StackInput, StackResult, stack_info
 from tools.workspace import module_origin, rlpilot_home, search_path, workspace_interpreter
 

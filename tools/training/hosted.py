@@ -22,10 +22,11 @@ from tools.configs.detect import Installed
 from tools.configs.document import lookup
 from tools.configs.eras import Dialect
 from tools.contract import Context, ToolError
+from tools.findings import Finding
 from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_environment, prime_login, run_prime
 from tools.process import LineCallback, ProcessResult
 from tools.training import records
-from tools.training.launch import LaunchInput, LaunchPlan, LaunchResult, Problem, migration_problem, read_plan
+from tools.training.launch import LaunchInput, LaunchPlan, LaunchResult, migration_problem, read_plan
 
 # Secrets `prime train` forwards (`_collect_secrets`); any other name makes it refuse the run.
 FORWARDED_SECRETS = ("WANDB_API_KEY", "HF_TOKEN")
@@ -103,19 +104,19 @@ def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
                              f"page: {record.dashboard}")
 
 
-def _secrets(data: dict[str, Any]) -> tuple[list[str], list[Problem]]:
+def _secrets(data: dict[str, Any]) -> tuple[list[str], list[Finding]]:
     wants_wandb = lookup(data, "monitors.wandb") is not None or isinstance(data.get("wandb"), dict)
     # Only what the run can use leaves the machine: the W&B key only for a config that logs there.
     names = [name for name in secret_names() if name != "WANDB_API_KEY" or wants_wandb]
     problems = []
     if wants_wandb and "WANDB_API_KEY" not in names:
-        problems.append(Problem(code="secret-missing", severity="warning",
+        problems.append(Finding(code="secret-missing", severity="warning",
                                 message="the config logs to W&B, but WANDB_API_KEY is not set here",
                                 fix="export WANDB_API_KEY before launching, or remove the W&B table"))
     return names, problems
 
 
-def _validate(config: Path, ctx: Context) -> tuple[str, list[Problem]]:
+def _validate(config: Path, ctx: Context) -> tuple[str, list[Finding]]:
     try:
         outcome = run_prime(validate_argv(config), ctx, what=f"validating {config.name}", timeout=VALIDATE_TIMEOUT,
                             check=False)
@@ -133,7 +134,8 @@ def _validate(config: Path, ctx: Context) -> tuple[str, list[Problem]]:
         error = error_lines(outcome)
     if error.startswith(("HTTP 404", "HTTP 405")):
         return "the platform offers no local validation; it validates the config on submission", []
-    return "failed", [Problem(code="hosted-validation-failed", message=f"`prime train validate` refused it: {error}",
+    return "failed", [Finding(
+            severity="error", code="hosted-validation-failed", message=f"`prime train validate` refused it: {error}",
                               fix=f"fix the config; `rlpilot config check {config}` explains most errors")]
 
 

@@ -18,17 +18,11 @@ from tools.configs.document import load, lookup
 from tools.configs.eras import Dialect
 from tools.configs.lint import check_data
 from tools.contract import Arg, Context, ToolResult
+from tools.findings import Finding, errors, render
 
 # prime-rl's own defaults when `[deployment]` says nothing (prime-rl.md section 1.3).
 DEFAULT_TRAIN_GPUS = 1
 DEFAULT_INFER_GPUS = 1
-
-
-class Problem(BaseModel):
-    code: str
-    severity: Literal["error", "warning"] = "error"
-    message: str
-    fix: str = ""
 
 
 class LaunchPlan(BaseModel):
@@ -92,22 +86,19 @@ class LaunchResult(ToolResult):
     launched: bool
     run: str | None = Field(None, description="The run id for `train status|metrics|logs|stop`.")
     plan: LaunchPlan
-    problems: list[Problem] = Field(default_factory=list)
+    problems: list[Finding] = Field(default_factory=list)
     next: str
 
     def render(self) -> str:
         head = f"launched run {self.run}" if self.launched else (
             "not launched: fix the errors below" if self.errors else "not launched yet: this is what would run")
         lines = [head, *(f"  {line}" for line in self.plan.lines())]
-        for problem in self.problems:
-            lines.append(f"{problem.severity}: {problem.code}: {problem.message}")
-            if problem.fix:
-                lines.append(f"  fix: {problem.fix}")
+        lines += [render(problem) for problem in self.problems]
         return "\n".join(lines + [f"next: {self.next}"])
 
     @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
+    def errors(self) -> list[Finding]:
+        return errors(self.problems)
 
     def exit_code(self) -> int:
         return 0 if self.launched else 1
@@ -128,14 +119,13 @@ def train_launch(args: LaunchInput, ctx: Context) -> LaunchResult:
 
 
 def read_plan(args: LaunchInput, ctx: Context, target: Literal["hosted", "local"],
-              installed: Installed) -> tuple[LaunchPlan, list[Problem], dict]:
+              installed: Installed) -> tuple[LaunchPlan, list[Finding], dict]:
     """The summary every target shows, and the config engine's errors for the stack it runs on."""
     path = args.config if args.config.is_absolute() else ctx.workspace / args.config
     config = load(path)
     data = config.data
     check = check_data(data, config.text, None, installed, config.path)
-    problems = [Problem(code=f.code, message=f.message + (f" (line {f.line})" if f.line else ""), fix=f.fix)
-                for f in check.errors]
+    problems = list(check.errors)
     deployment = data.get("deployment") or {}
     if deployment.get("type") == "multi_node":
         per_node = deployment.get("gpus_per_node", 8)
@@ -160,10 +150,11 @@ def _model_name(data: dict) -> str | None:
     return data["model"] if isinstance(data.get("model"), str) else None  # the lab-era spelling
 
 
-def migration_problem(plan: LaunchPlan, expected: Dialect, why: str) -> Problem:
+def migration_problem(plan: LaunchPlan, expected: Dialect, why: str) -> Finding:
     stem = Path(plan.config).stem
     target_file = Path(plan.config).with_name(f"{stem}.{expected}.toml")
-    return Problem(code="dialect-mismatch", message=f"{plan.config} is written for {plan.dialect}, but {why} "
+    return Finding(
+        severity="error", code="dialect-mismatch", message=f"{plan.config} is written for {plan.dialect}, but {why} "
                    f"takes {expected}", fix=f"rlpilot config migrate {plan.config} --to {expected} "
                    f"--output {target_file}, then launch that file")
 

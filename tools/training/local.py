@@ -22,13 +22,13 @@ from typing import Any
 from tools import process
 from tools.configs.detect import Installed
 from tools.contract import Context, ToolError
+from tools.findings import Finding
 from tools.stack import GPU, HOW_TO_GET, StackInput, StackResult, stack_info
 from tools.training import records
 from tools.training.launch import (
     LaunchInput,
     LaunchPlan,
     LaunchResult,
-    Problem,
     migration_problem,
     model_billions,
     read_plan,
@@ -69,7 +69,8 @@ def launch_local(args: LaunchInput, ctx: Context) -> LaunchResult:
         if dry.ok:
             plan.validation = "passed `uv run rl @ CONFIG --dry-run`"
         else:
-            problems.append(Problem(code="dry-run-failed", message=f"`uv run rl @ {config.name} --dry-run` failed: "
+            problems.append(Finding(
+            severity="error", code="dry-run-failed", message=f"`uv run rl @ {config.name} --dry-run` failed: "
                                     f"{dry.last_lines()}", fix="fix the config where prime-rl says; "
                                     f"`rlpilot config check {config}` explains most errors"))
     if any(p.severity == "error" for p in problems):
@@ -80,20 +81,24 @@ def launch_local(args: LaunchInput, ctx: Context) -> LaunchResult:
     return _start(plan, problems, stack, ctx)
 
 
-def _stack_problems(stack: StackResult, plan: LaunchPlan, data: dict[str, Any]) -> list[Problem]:
+def _stack_problems(stack: StackResult, plan: LaunchPlan, data: dict[str, Any]) -> list[Finding]:
     problems = []
     if not stack.prime_rl:
-        problems.append(Problem(code="no-prime-rl", message="no prime-rl checkout (looked at --prime-rl, "
+        problems.append(Finding(
+            severity="error", code="no-prime-rl", message="no prime-rl checkout (looked at --prime-rl, "
                                 "RLPILOT_PRIME_RL and the current directory)", fix=HOW_TO_GET["prime_rl"]))
     if not stack.uv:
-        problems.append(Problem(code="no-uv", message="uv is not installed; prime-rl runs through `uv run`",
+        problems.append(Finding(
+            severity="error", code="no-uv", message="uv is not installed; prime-rl runs through `uv run`",
                                 fix=HOW_TO_GET["uv"]))
     gpus = stack.gpus or []
     if not gpus:
-        problems.append(Problem(code="no-gpus", message=f"no NVIDIA GPU found (nvidia-smi, or torch); the config "
+        problems.append(Finding(
+            severity="error", code="no-gpus", message=f"no NVIDIA GPU found (nvidia-smi, or torch); the config "
                                 f"asks for {plan.gpus}", fix=HOW_TO_GET["gpus"]))
     elif len(gpus) < plan.gpus:
-        problems.append(Problem(code="not-enough-gpus", message=f"the config asks for {plan.gpus} GPUs "
+        problems.append(Finding(
+            severity="error", code="not-enough-gpus", message=f"the config asks for {plan.gpus} GPUs "
                                 f"({plan.train_gpus} trainer + {plan.infer_gpus} inference), this machine has "
                                 f"{len(gpus)}", fix="lower [deployment] num_train_gpus/num_infer_gpus, or run it "
                                 "hosted with --hosted"))
@@ -104,7 +109,7 @@ def _stack_problems(stack: StackResult, plan: LaunchPlan, data: dict[str, Any]) 
     return problems
 
 
-def _memory_problem(plan: LaunchPlan, data: dict[str, Any], gpus: list[GPU]) -> Problem | None:
+def _memory_problem(plan: LaunchPlan, data: dict[str, Any], gpus: list[GPU]) -> Finding | None:
     billions = model_billions(plan.model)
     if billions is None:
         return None
@@ -117,7 +122,7 @@ def _memory_problem(plan: LaunchPlan, data: dict[str, Any], gpus: list[GPU]) -> 
                    f"smallest GPU here: {smallest:.0f} GiB")
     if max(trainer, inference) <= smallest:
         return None
-    return Problem(code="memory-estimate", severity="warning", message=f"{plan.memory}: it may not fit",
+    return Finding(code="memory-estimate", severity="warning", message=f"{plan.memory}: it may not fit",
                    fix="add trainer GPUs, use LoRA, or pick a smaller model")
 
 
@@ -126,7 +131,7 @@ def _mentions_lora(table: Any) -> bool:
     return isinstance(table, dict) and any("lora" in key.lower() or _mentions_lora(v) for key, v in table.items())
 
 
-def _start(plan: LaunchPlan, problems: list[Problem], stack: StackResult, ctx: Context) -> LaunchResult:
+def _start(plan: LaunchPlan, problems: list[Finding], stack: StackResult, ctx: Context) -> LaunchResult:
     assert stack.prime_rl is not None and stack.uv is not None
     run_id = f"local-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
     folder = records.run_dir(ctx.workspace, run_id)

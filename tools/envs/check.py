@@ -18,16 +18,15 @@ import re
 import time
 import tomllib
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from tools import process
 from tools.contract import Arg, BadInput, Context, ToolResult
-from tools.hub.refs import local_env_dir, parse_env_ref
+from tools.envs.refs import local_env_dir, parse_env_ref
+from tools.findings import Finding, errors, render
 from tools.workspace import module_origin, rlpilot_home, search_path, workspace_interpreter
-
-Severity = Literal["error", "warning", "info"]
 
 # Client libraries of services someone has to run next to the environment.
 SERVICE_MODULES = {"redis", "psycopg", "psycopg2", "pymongo", "pymysql", "mysql", "elasticsearch", "qdrant_client",
@@ -48,15 +47,6 @@ class EnvCheckInput(BaseModel):
                    Field(description="The environment: a local name (environments/<name>), its folder, or an "
                                      "installed package name.")]
     num_examples: Annotated[int, Arg(short="-n"), Field(ge=1, description="Tasks vf-validate checks.")] = 20
-
-
-class Finding(BaseModel):
-    code: str
-    severity: Severity
-    message: str
-    file: str | None = None
-    line: int | None = None
-    fix: str
 
 
 class Validation(BaseModel):
@@ -84,13 +74,11 @@ class EnvCheckResult(ToolResult):
                          f"{v.noop_passed}, unchecked {v.unchecked}, errored {v.errored}  ({v.results})")
         if not self.findings:
             lines.append("no findings")
-        for f in self.findings:
-            where = f"{f.file}:{f.line}: " if f.file and f.line else f"{f.file}: " if f.file else ""
-            lines += [f"{f.severity:<8} {where}{f.message} ({f.code})", f"         fix: {f.fix}"]
+        lines += [render(f) for f in self.findings]
         return "\n".join(lines)
 
     def exit_code(self) -> int:
-        return 1 if any(f.severity == "error" for f in self.findings) else 0
+        return 1 if errors(self.findings) else 0
 
 
 def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:

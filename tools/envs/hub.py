@@ -17,8 +17,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
-from tools.hub.package import PackageFinding, check_package
-from tools.hub.refs import FORMS, EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
+from tools.envs.package import check_package
+from tools.envs.refs import FORMS, EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
+from tools.findings import Finding
 from tools.prime_runner import (
     LOGIN_HINT,
     error_lines,
@@ -167,7 +168,7 @@ class EnvPushResult(ToolResult):
     version: str | None = None
     runtime: str | None = Field(None, description="How the Hub classifies the package.")
     url: str | None = None
-    findings: list[PackageFinding] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
     next: str
 
     def render(self) -> str:

@@ -14,7 +14,7 @@ from fakes.prime_api import PrimeAPI
 from ops_support import env_package, prime_env, prime_parses, rlpilot, use_env
 
 from tools.contract import BadInput, Context, ToolError
-from tools.hub.envs import (
+from tools.envs.hub import (
     EnvInstallInput,
     EnvPushInput,
     env_install,
@@ -23,7 +23,7 @@ from tools.hub.envs import (
     push_argv,
     status_argv,
 )
-from tools.hub.refs import parse_env_ref
+from tools.envs.refs import parse_env_ref
 
 
 @pytest.fixture

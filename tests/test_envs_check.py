@@ -11,7 +11,7 @@ import pytest
 from eval_support import ENVIRONMENTS, use_environments_venv
 
 from tools.contract import BadInput, Context
-from tools.envcheck import EnvCheckInput, env_check, scan_file
+from tools.envs.check import EnvCheckInput, env_check, scan_file
 
 BAD_ENV = '''\
 import os

@@ -21,15 +21,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel
 
+from tools.findings import Finding, errors
+
 FIRST_V1_VERIFIERS = Version("0.2.0")
 SUGGESTED_REQUIREMENT = "verifiers>=0.4"
-
-
-class PackageFinding(BaseModel):
-    code: str
-    severity: Literal["error", "warning"]
-    message: str
-    fix: str
 
 
 class PackageReport(BaseModel):
@@ -37,18 +32,18 @@ class PackageReport(BaseModel):
     name: str | None
     version: str | None
     module: str | None
-    findings: list[PackageFinding]
+    findings: list[Finding]
 
     @property
     def ok(self) -> bool:
-        return not any(f.severity == "error" for f in self.findings)
+        return not errors(self.findings)
 
 
 def check_package(env_dir: Path) -> PackageReport:
     report = PackageReport(path=str(env_dir), name=None, version=None, module=None, findings=[])
 
     def finding(code: str, message: str, fix: str, severity: Literal["error", "warning"] = "error") -> None:
-        report.findings.append(PackageFinding(code=code, severity=severity, message=message, fix=fix))
+        report.findings.append(Finding(code=code, severity=severity, message=message, fix=fix))
 
     pyproject = env_dir / "pyproject.toml"
     try:

@@ -1,1 +1,0 @@
-"""The Environments Hub: install, inspect and publish verifiers environments through `prime env`."""
