@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tools.catalog import Effect, ToolEntry
+from tools.workspace import rlpilot_home
 
 
 class ToolError(Exception):
@@ -95,6 +96,23 @@ class Context:
     workspace: Path = field(default_factory=Path.cwd)
     emit: Callable[[Event], None] = lambda event: None
     session_id: str | None = None  # set when a chat session calls the tool
+    # A person typing an `rlpilot` subcommand may name any path; paths from a model, an MCP
+    # client, a Slack user or a chat slash command must stay inside the workspace.
+    confined: bool = False
+
+    def resolve(self, path: Path | str) -> Path:
+        """A user path, relative to the workspace; outside it (symlinks followed) is refused when confined."""
+        path = Path(path).expanduser()
+        absolute = path if path.is_absolute() else self.workspace / path
+        if self.confined and not _inside(absolute, self.workspace):
+            raise BadInput("outside-workspace", f"{path} is outside the workspace {self.workspace}",
+                           "name a file inside the workspace, or run the `rlpilot` command yourself for other paths")
+        return absolute
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    real = path.resolve()
+    return any(real.is_relative_to(root.resolve()) for root in (folder, rlpilot_home(folder)))
 
 
 @dataclass(frozen=True)

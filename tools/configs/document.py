@@ -36,11 +36,6 @@ class Config:
         return self.doc.unwrap()
 
 
-def in_workspace(path: Path, workspace: Path) -> Path:
-    """A path the user gave, read from the workspace the tool works in."""
-    return path if path.is_absolute() else workspace / path
-
-
 def load(path: Path) -> Config:
     text = read_text(path)
     return Config(path, text, parse(text, path))

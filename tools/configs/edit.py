@@ -27,7 +27,6 @@ from tools.configs.document import (
     check_types,
     dumps,
     get_item,
-    in_workspace,
     load,
     parse,
     set_item,
@@ -87,14 +86,14 @@ class RestoreResult(ToolResult):
 
 
 def config_set(args: SetInput, ctx: Context) -> SetResult:
-    return set_keys(in_workspace(args.path, ctx.workspace), args.changes, reasons=args.reasons,
+    return set_keys(ctx.resolve(args.path), args.changes, reasons=args.reasons,
                     dry_run=args.dry_run, force=args.force,
                     workspace=ctx.workspace,
                     installed=installed_stack(ctx.workspace))
 
 
 def config_restore(args: RestoreInput, ctx: Context) -> RestoreResult:
-    return restore(in_workspace(args.path, ctx.workspace), ctx.workspace)
+    return restore(ctx.resolve(args.path), ctx.workspace)
 
 
 def set_keys(path: Path, changes: dict[str, Any], reasons: dict[str, str] | None = None, dry_run: bool = False,

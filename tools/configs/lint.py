@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from tools.configs import dialects as schema
 from tools.configs.detect import Detection, Installed, detect_dialect, detect_file, installed_stack
 from tools.configs.dialects import CURRENT, LAB, TRANSITION, VARIANT_ONLY
-from tools.configs.document import in_workspace, is_table_array, line_of, load, lookup
+from tools.configs.document import is_table_array, line_of, load, lookup
 from tools.configs.eras import Dialect, Variant
 from tools.contract import Arg, Context, ToolResult
 from tools.findings import Finding, Severity, tally
@@ -72,7 +72,7 @@ class CheckResult(ToolResult):
 
 
 def config_check(args: CheckInput, ctx: Context) -> CheckResult:
-    return check_config(in_workspace(args.path, ctx.workspace), args.dialect, installed_stack(ctx.workspace))
+    return check_config(ctx.resolve(args.path), args.dialect, installed_stack(ctx.workspace))
 
 
 def check_config(path: Path, dialect: Dialect | str | None = None, installed: Installed | None = None) -> CheckResult:

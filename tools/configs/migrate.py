@@ -31,7 +31,6 @@ from tools.configs.document import (
     delete_item,
     dumps,
     get_item,
-    in_workspace,
     inline,
     load,
     parse,
@@ -97,8 +96,8 @@ class MigrateResult(ToolResult):
 
 
 def config_migrate(args: MigrateInput, ctx: Context) -> MigrateResult:
-    output = in_workspace(args.output, ctx.workspace) if args.output else None
-    return migrate(in_workspace(args.path, ctx.workspace), args.to, output, args.dry_run, ctx.workspace,
+    output = ctx.resolve(args.output) if args.output else None
+    return migrate(ctx.resolve(args.path), args.to, output, args.dry_run, ctx.workspace,
                    installed_stack(ctx.workspace))
 
 

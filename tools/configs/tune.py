@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from tools.configs.detect import Installed, detect_file, installed_stack
 from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION
-from tools.configs.document import in_workspace, load
+from tools.configs.document import load
 from tools.configs.edit import set_keys
 from tools.configs.eras import Variant
 from tools.configs.lint import (
@@ -84,8 +84,8 @@ class TuneResult(ToolResult):
 
 
 def config_tune(args: TuneInput, ctx: Context) -> TuneResult:
-    eval_path = in_workspace(args.eval_path, ctx.workspace) if args.eval_path else None
-    return tune(in_workspace(args.path, ctx.workspace), args.profile, args.reward, eval_path, args.apply,
+    eval_path = ctx.resolve(args.eval_path) if args.eval_path else None
+    return tune(ctx.resolve(args.path), args.profile, args.reward, eval_path, args.apply,
                 ctx.workspace, installed_stack(ctx.workspace))
 
 

@@ -42,7 +42,7 @@ class PlotResult(ToolResult):
 def plot_metrics(args: PlotInput, ctx: Context) -> PlotResult:
     from tools.diagnose.readers import read
 
-    source = args.source if args.source.is_absolute() else ctx.workspace / args.source
+    source = ctx.resolve(args.source)
     _, run = read(source)
     wanted = args.series or [name for name in MAIN_CURVES if name in run.series]
     unknown = [name for name in wanted if name not in run.series]
@@ -53,7 +53,7 @@ def plot_metrics(args: PlotInput, ctx: Context) -> PlotResult:
     if not drawable:
         raise BadInput("nothing-to-plot", f"{source} has fewer than two steps of {', '.join(wanted) or 'any curve'}",
                        "plot a run that has reported at least two steps")
-    output = args.output if args.output.is_absolute() else ctx.workspace / args.output
+    output = ctx.resolve(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     draw_panels({name: (list(run.series[name].steps), list(run.series[name].values)) for name in drawable}, output)
     steps = [int(min(run.series[n].steps[0] for n in drawable)), int(max(run.series[n].steps[-1] for n in drawable))]

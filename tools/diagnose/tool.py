@@ -92,13 +92,13 @@ class DiagnoseResult(ToolResult):
 
 
 def diagnose(args: DiagnoseInput, ctx: Context) -> DiagnoseResult:
-    config = open_config(_in(ctx, args.config)) if args.config else None
-    source = _in(ctx, args.source)
+    config = open_config(ctx.resolve(args.config)) if args.config else None
+    source = ctx.resolve(args.source)
     kind, run = read(source)
     findings = judge(run, config)
     comparison = None
     if args.compare:
-        earlier_source = _in(ctx, args.compare)
+        earlier_source = ctx.resolve(args.compare)
         earlier_kind, earlier = read(earlier_source)
         comparison = compare(str(earlier_source), earlier_kind, earlier, _codes(judge(earlier, config)), run,
                              _codes(findings), list(CANONICAL))
@@ -167,7 +167,3 @@ def _delta(change: Change, config: ConfigView | None) -> Delta | None:
 
 def _codes(findings: list[RunFinding]) -> list[str]:
     return [f.code for f in findings]
-
-
-def _in(ctx: Context, path: Path) -> Path:
-    return path if path.is_absolute() else ctx.workspace / path

@@ -57,7 +57,7 @@ class SamplesResult(ToolResult):
 
 
 def eval_samples(args: SamplesInput, ctx: Context) -> SamplesResult:
-    path = args.path if args.path.is_absolute() else ctx.workspace / args.path
+    path = ctx.resolve(args.path)
     run = read_run(locate(path))
     chosen = choose(run.rollouts, args.n, args.which, args.seed)
     redact = Redactor()

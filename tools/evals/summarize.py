@@ -110,7 +110,7 @@ class EvalSummary(ToolResult):
 
 
 def eval_summarize(args: SummarizeInput, ctx: Context) -> EvalSummary:
-    path = args.path if args.path.is_absolute() else ctx.workspace / args.path
+    path = ctx.resolve(args.path)
     return summarize_run(read_run(locate(path)))
 
 

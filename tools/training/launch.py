@@ -121,7 +121,7 @@ def train_launch(args: LaunchInput, ctx: Context) -> LaunchResult:
 def read_plan(args: LaunchInput, ctx: Context, target: Literal["hosted", "local"],
               installed: Installed) -> tuple[LaunchPlan, list[Finding], dict]:
     """The summary every target shows, and the config engine's errors for the stack it runs on."""
-    path = args.config if args.config.is_absolute() else ctx.workspace / args.config
+    path = ctx.resolve(args.config)
     config = load(path)
     data = config.data
     check = check_data(data, config.text, None, installed, config.path)
