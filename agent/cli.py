@@ -15,8 +15,9 @@ USAGE = "usage: rlpilot COMMAND [ARGS] [--json]"
 
 # Commands that are not tools: the surfaces, and the session list.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "chat": ("agent.chat:main", "Chat with rlpilot (offline: slash commands over the same tools)."),
-    "sessions": ("agent.chat:sessions_main", "List chat sessions; resume one with `rlpilot chat --session ID`."),
+    "chat": ("agent.surfaces.terminal:main", "Chat with rlpilot (offline: slash commands over the same tools)."),
+    "sessions": ("agent.surfaces.terminal:sessions_main",
+                 "List chat sessions; resume one with `rlpilot chat --session ID`."),
     "mcp": ("agent.surfaces.mcp_server:main", "Serve the tools to an IDE assistant over MCP (stdio)."),
     "acp": ("agent.surfaces.acp_agent:main", "Run as an Agent Client Protocol agent on stdio (Zed and other editors)."),
     "slack": ("agent.surfaces.slack_app:main", "Run the Slack bot (Socket Mode, or --http with signed requests)."),
@@ -56,9 +57,9 @@ def _dispatch(argv: list[str]) -> int:
         print(f"rlpilot: unknown command {' '.join(argv[:2])!r}\n{USAGE}\nrun `rlpilot --help` for the list",
               file=sys.stderr)
         return 2
-    from agent.tool_cli import run_tool
+    from agent.tool_cli import run_command
 
-    return run_tool(entry, argv[used:])
+    return run_command(entry, argv[used:])
 
 
 def _overview(group: str | None = None) -> str:

@@ -8,6 +8,7 @@ only from the surface's `ask`.
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,9 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent.sessions import Session
-from configs import defaults
-from tools.catalog import Effect
-from tools.contract import Context, Tool, ToolResult, arg_of
+from tools.contract import Arg, Context, Tool, ToolResult
 
 CONFIRM_OPTIONS = ["yes", "no"]
 
@@ -29,6 +28,8 @@ class Question:
     options: list[str]
     suggestion: str | None = None
     detail: str = ""
+    # What a yes would bind to (the preview's hash): a surface that answers later checks it still holds.
+    binding: str | None = None
 
     def event(self) -> dict[str, Any]:
         event = {"type": "question", "kind": self.kind, "prompt": self.prompt, "options": self.options}
@@ -70,6 +71,13 @@ class Refused(Exception):
 
 @dataclass
 class Gatekeeper:
+    """Asks what a tool's declarations say the user must decide, before its body runs.
+
+    The declarations: fields marked `Arg(asks=KIND)` (their value is the answer to a question of
+    that kind), and the catalog entry's `confirms` (the user says yes to the tool's preview). No
+    tool is known here by name.
+    """
+
     session: Session
     ask: Ask
     ctx: Context = field(default_factory=Context)
@@ -82,59 +90,83 @@ class Gatekeeper:
     def _remember(self, key: str, value: Any) -> None:
         self.session.put(key, value)
 
-    def _confirm(self, prompt: str, detail: str) -> None:
-        if self._ask(Question("confirm", prompt, CONFIRM_OPTIONS, detail=detail)) != "yes":
-            raise Declined("the user did not confirm; nothing was done")
+    def admit(self, tool: Tool, args: BaseModel, by_user: frozenset[str] = frozenset()) -> BaseModel:
+        """Ask every question this call needs; return the arguments the user's answers imply.
 
-    def admit(self, tool: Tool, args: BaseModel) -> BaseModel:
-        """Ask every question this call needs; return the arguments the user's answers imply."""
-        if tool.name == "env_push":
-            return self._visibility(args)
-        if tool.name == "eval_run":
-            return self._model_family(args)
-        if tool.effect is Effect.EXTERNAL:
-            return self._confirmed(tool, args)
+        `by_user` names the fields the person set themselves (a slash command's flags): those are
+        answers already. Everything else came from the model and is at most a suggestion.
+        """
+        asked = {name: arg for name, arg in tool.asked_fields.items() if not by_user & {name, *arg.answered_by}}
+        for name, arg in asked.items():
+            if arg.asks == "model-family":  # it picks the model, so the preview must follow it
+                args = self._model_family(args, name, arg)
+        suggestions = {name: getattr(args, name) for name, arg in asked.items() if arg.asks != "model-family"}
+        preview = tool.preview(_with(args, **dict.fromkeys(suggestions)), self.ctx) if (
+            suggestions or tool.entry.confirms) else None
+        if preview is not None and preview.refused():
+            raise Refused(preview)
+        for name, suggestion in suggestions.items():
+            args = self._choice(tool, args, name, asked[name], suggestion, preview)
+        if tool.entry.confirms:
+            self._confirm(tool, args, preview)
+        if preview is not None:
+            decided = {"yes": True} if "yes" in tool.decisions else {}
+            if "binding" in tool.input_model.model_fields:
+                decided["binding"] = preview.binding()
+            args = _with(args, **decided)
         return args
 
-    def _visibility(self, args: BaseModel) -> BaseModel:
-        suggestion = args.model_dump(mode="json").get("visibility")
-        question = Question("visibility", f"Push {getattr(args, 'env', 'the environment')} to the Hub as PUBLIC "
-                            "or PRIVATE?", ["PUBLIC", "PRIVATE"], suggestion=suggestion)
-        answer = self._ask(question)
-        if answer is None:
-            raise Declined("the user did not choose a visibility; nothing was pushed")
-        return _with(args, visibility=answer)
-
-    def _model_family(self, args: BaseModel) -> BaseModel:
+    def _model_family(self, args: BaseModel, name: str, arg: Arg) -> BaseModel:
         family = self.session.get("model_family")
         if family is None:
             answer = self._ask(Question(
                 "model-family", "Validate with an instruct or a reasoning model?", ["instruct", "reasoning"],
-                detail="instruct: " + ", ".join(defaults.go_to_models("instruct"))
-                + "; reasoning: " + ", ".join(defaults.go_to_models("reasoning"))))
+                detail="instruct: " + ", ".join(self.ctx.settings.go_to("instruct"))
+                + "; reasoning: " + ", ".join(self.ctx.settings.go_to("reasoning"))))
             if answer is None:
-                raise Declined("the user did not choose a model family; no eval was run")
+                raise Declined("the user did not choose a model family; nothing was run")
             family = answer
             self._remember("model_family", family)
-        if getattr(args, "model", None) is None and getattr(args, "endpoint", None) is None:
-            return _with(args, endpoint=defaults.go_to_models(family)[0])
+        if all(getattr(args, other) is None for other in (name, *arg.answered_by)):
+            return _with(args, **{name: self.ctx.settings.go_to(family)[0]})
         return args
 
-    def _confirmed(self, tool: Tool, args: BaseModel) -> BaseModel:
-        """External actions: show what will happen, then run only on a yes.
+    def _choice(self, tool: Tool, args: BaseModel, name: str, arg: Arg, suggestion: Any,
+                preview: ToolResult | None) -> BaseModel:
+        """A question whose options are the field's own choices; the model's value only suggests one."""
+        facts = {**args.model_dump(), **(preview.model_dump() if preview else {})}
+        prompt = arg.prompt.format_map(_Blank(facts)) if arg.prompt else f"{tool.name}: which {name}?"
+        question = Question(arg.asks or "choice", prompt, choices(tool.input_model.model_fields[name].annotation),
+                            suggestion=None if suggestion is None else str(suggestion),
+                            detail=preview.render() if preview else "", binding=preview.binding() if preview else None)
+        answer = self._ask(question)
+        if answer is None:
+            raise Declined(f"the user did not choose a {name}; nothing was done")
+        return _with(args, **{name: answer})
 
-        A tool with a `yes` decision field previews itself when called without it, so the
-        summary the user confirms is the tool's own account of what it would do.
-        """
-        decisions = {name for name, info in tool.input_model.model_fields.items() if arg_of(info).user_decision}
-        if "yes" in decisions:
-            preview = tool.func(args, self.ctx)
-            if preview.refused():
-                raise Refused(preview)
-            self._confirm(f"Run {tool.name}?", preview.render())
-            return _with(args, yes=True)
-        self._confirm(f"Run {tool.name}?", json.dumps(args.model_dump(mode="json"), indent=2))
-        return args
+    def _confirm(self, tool: Tool, args: BaseModel, preview: ToolResult | None) -> None:
+        """Show what will happen (the tool's own preview, else the call's arguments); run only on a yes."""
+        shown = preview.render() if preview else json.dumps(
+            args.model_dump(mode="json", exclude=tool.hidden_fields, exclude_none=True), indent=2)
+        question = Question("confirm", f"Run {tool.name}?", CONFIRM_OPTIONS, detail=shown,
+                            binding=preview.binding() if preview else None)
+        if self._ask(question) != "yes":
+            raise Declined("the user did not confirm; nothing was done")
+
+
+class _Blank(dict):
+    """Formatting facts where a missing one reads as a blank, not a crash."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def choices(annotation: Any) -> list[str]:
+    """The values a Literal (or optional Literal) field allows."""
+    for inner in (annotation, *typing.get_args(annotation)):
+        if typing.get_origin(inner) is typing.Literal:
+            return [str(value) for value in typing.get_args(inner)]
+    raise TypeError(f"{annotation} offers no choices to ask about")
 
 
 def _with(args: BaseModel, **update: Any) -> BaseModel:

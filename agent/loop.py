@@ -14,9 +14,9 @@ from typing import Any
 
 from agent.gates import Ask, Declined, Gatekeeper, Refused
 from agent.model import ModelClient, ModelError, ToolCall
+from agent.outcome import Outcome, internal_error
 from agent.sessions import Session
-from configs import defaults
-from tools.catalog import CATALOG
+from tools.catalog import CATALOG, Shows
 from tools.contract import Context, Event, Tool, ToolError, load
 from tools.secrets import redact
 
@@ -41,12 +41,13 @@ class Agent:
         self.session = session
         self.surface = surface
         self.client = client
-        self.ctx = Context(workspace=ctx.workspace, emit=surface.emit, session_id=session.id)
+        # Whatever reaches a tool from here came from a model or a chat: paths stay in the workspace.
+        self.ctx = Context(workspace=ctx.workspace, emit=surface.emit, session_id=session.id, confined=True)
         self.tools = {tool.name: tool for tool in (tools or [load(entry) for entry in CATALOG])}
         self.schemas = [openai_tool(tool) for tool in self.tools.values()]
         self.gates = Gatekeeper(session, surface.ask, self.ctx)
-        self.max_rounds = defaults.agent_setting("max_tool_rounds")
-        self.max_chars = defaults.agent_setting("max_tool_result_chars")
+        self.max_rounds = self.ctx.settings.agent.max_tool_rounds
+        self.max_chars = self.ctx.settings.agent.max_tool_result_chars
 
     def send(self, text: str) -> None:
         """One user turn. Ctrl-C ends the turn (and the runner kills what it started)."""
@@ -72,58 +73,56 @@ class Agent:
         except KeyboardInterrupt:
             self.surface.emit({"type": "error", "message": "turn cancelled"})
 
-    def _model_call(self, call: ToolCall) -> dict[str, Any]:
+    def _model_call(self, call: ToolCall) -> Outcome:
+        """A call as the model wrote it; one it wrote wrong is a failed tool event the user sees too."""
         tool = self.tools.get(call.name)
-        if tool is None:
-            return _failure("unknown-tool", f"there is no tool named {call.name!r}",
-                            "use one of: " + ", ".join(self.tools))
         try:
             arguments = json.loads(call.arguments or "{}")
         except json.JSONDecodeError as error:
-            return _failure("bad-arguments", f"the arguments for {call.name} are not valid JSON ({error})",
-                            "send a JSON object matching the tool's schema")
-        if not isinstance(arguments, dict):
-            return _failure("bad-arguments", f"the arguments for {call.name} must be a JSON object",
-                            "send a JSON object matching the tool's schema")
-        # Hidden fields are not in the model's schema; one the model sends anyway is dropped.
-        return self.run_tool(tool, {k: v for k, v in arguments.items() if k not in tool.hidden_fields})
-
-    def run_tool(self, tool: Tool, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validate, gate and run one tool call, from the model or a slash command alike."""
-        self.surface.emit({"type": "tool_call", "name": tool.name, "arguments": arguments})
-        result = None
-        try:
-            args = self.gates.admit(tool, tool.parse(arguments))
-            result = tool.func(args, self.ctx)
-            outcome = {"ok": result.exit_code() == 0, "result": result.model_dump(mode="json")}
-        except Refused as refused:
-            result = refused.preview
-            outcome = {"ok": False, "result": result.model_dump(mode="json")}
-        except Declined as declined:
-            outcome = {"ok": False, "declined": True, "message": str(declined)}
-        except ToolError as error:
-            outcome = {"ok": False, "error": error.to_dict()}
-        except Exception as error:  # a bug in a tool must not end the user's session
-            outcome = _failure("internal-error", f"{tool.name} failed: {type(error).__name__}: {error}",
-                               "this is a bug in rlpilot; the session goes on")
-        self.session.record_tool_call(tool.name, arguments, "result" in outcome, outcome.get("result"),
-                                      outcome.get("error") or ({"declined": outcome["message"]}
-                                                               if outcome.get("declined") else None))
-        event = {"type": "tool_result", "name": tool.name, **outcome}
-        if result is not None:
-            event["text"] = result.render()
-        self.surface.emit(json.loads(redact(json.dumps(event))))
-        if tool.name == "report" and result is not None:
-            self.surface.emit({"type": "report", "report": outcome["result"]})
+            arguments = error
+        if tool is None:
+            problem = ToolError("unknown-tool", f"there is no tool named {call.name!r}",
+                                "use one of: " + ", ".join(self.tools))
+        elif not isinstance(arguments, dict):
+            what = f"not valid JSON ({arguments})" if isinstance(arguments, Exception) else "not a JSON object"
+            problem = ToolError("bad-arguments", f"the arguments for {call.name} are {what}",
+                                "send a JSON object matching the tool's schema")
+        else:
+            # Hidden fields are not in the model's schema; one the model sends anyway is dropped.
+            return self.call(tool, {k: v for k, v in arguments.items() if k not in tool.hidden_fields})
+        outcome = Outcome.failed(call.name, problem)
+        self._show(outcome)
         return outcome
 
-    def _for_model(self, outcome: dict[str, Any]) -> str:
-        text = redact(json.dumps(outcome))
+    def call(self, tool: Tool, arguments: dict[str, Any], by_user: frozenset[str] = frozenset()) -> Outcome:
+        """Validate, gate and run one tool call, from the model or a person's slash command alike.
+
+        `by_user` names the arguments a person typed: they answer the gate questions about them.
+        """
+        self.surface.emit({"type": "tool_call", "name": tool.name, "arguments": arguments})
+        try:
+            args = self.gates.admit(tool, tool.parse(arguments), by_user)
+            outcome = Outcome.ran(tool.name, tool.func(args, self.ctx))
+        except Refused as refused:
+            outcome = Outcome.refused(tool.name, refused.preview)
+        except Declined as declined:
+            outcome = Outcome.declined(tool.name, str(declined))
+        except ToolError as error:
+            outcome = Outcome.failed(tool.name, error)
+        except Exception as error:  # a bug in a tool must not end the user's session
+            outcome = internal_error(tool.name, error)
+        self.session.record_tool_call(tool.name, arguments, *outcome.record())
+        self._show(outcome)
+        if tool.entry.shows is Shows.REPORT and outcome.result is not None:
+            self.surface.emit({"type": "report", "report": outcome.data})
+        return outcome
+
+    def _show(self, outcome: Outcome) -> None:
+        self.surface.emit(json.loads(redact(json.dumps(outcome.event()))))
+
+    def _for_model(self, outcome: Outcome) -> str:
+        text = redact(json.dumps(outcome.for_model()))
         if len(text) <= self.max_chars:
             return text
         cut = len(text) - self.max_chars
         return text[: self.max_chars] + f" ... [cut {cut} of {len(text)} characters; ask for less detail]"
-
-
-def _failure(code: str, message: str, hint: str) -> dict[str, Any]:
-    return {"ok": False, "error": {"code": code, "message": message, "hint": hint}}

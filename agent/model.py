@@ -17,7 +17,7 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from configs import defaults
+from configs.settings import load_settings
 
 MAX_RETRY_AFTER_S = 60.0
 
@@ -34,7 +34,7 @@ class Endpoint:
         return os.environ.get(self.api_key_var) or "EMPTY"
 
 
-def resolve_endpoint(workspace: Path, base_url: str | None = None, model: str | None = None,
+def assistant_endpoint(workspace: Path, base_url: str | None = None, model: str | None = None,
                      alias: str | None = None, api_key_var: str = "OPENAI_API_KEY") -> Endpoint | None:
     """Flags, then an alias from configs/endpoints.toml, then configs/rlpilot.toml, then
     the usual key variables. None means offline: no model to talk to."""
@@ -42,17 +42,17 @@ def resolve_endpoint(workspace: Path, base_url: str | None = None, model: str | 
         return _from_alias(workspace, alias, model)
     if base_url:
         return Endpoint(base_url, model or "default", api_key_var, "--base-url")
-    for choice in defaults.load(workspace).get("assistant", []):
-        if os.environ.get(choice["api_key_var"]):
-            return Endpoint(choice["base_url"], model or choice["model"], choice["api_key_var"],
-                            f"configs/rlpilot.toml ({choice['api_key_var']} is set)")
+    for choice in load_settings(workspace).assistant:
+        if os.environ.get(choice.api_key_var):
+            return Endpoint(choice.base_url, model or choice.model, choice.api_key_var,
+                            f"configs/rlpilot.toml ({choice.api_key_var} is set)")
     return None
 
 
 def _from_alias(workspace: Path, alias: str, model: str | None) -> Endpoint:
-    from tools.evals.endpoints import resolve_endpoint as resolve_alias
+    from tools.evals.endpoints import find_alias
 
-    entry = resolve_alias(alias, workspace)
+    entry = find_alias(alias, workspace)
     return Endpoint(entry.url, model or entry.model, entry.key_var, f"{entry.source} [{alias}]")
 
 
@@ -120,7 +120,7 @@ class ModelClient:
         self.endpoint = endpoint
         self.stream = stream
         self._client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(),
-                                     timeout=timeout or defaults.agent_setting("request_timeout_s"),
+                                     timeout=timeout or load_settings(None).agent.request_timeout_s,
                                      max_retries=0)  # tenacity owns retries, so they are counted once
         self._complete = retry(retry=retry_if_exception(_retryable), wait=_wait,
                                stop=stop_after_attempt(attempts), reraise=True)(self._complete_once)

@@ -12,15 +12,16 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from agent.sessions import Session, SessionNotFound, Store
-from tools.catalog import CATALOG, Effect
+from tools.catalog import CATALOG, Evidence
 from tools.contract import Arg, BadInput, Context, ToolResult
 from tools.deltas import Delta
 from tools.findings import rank
 from tools.workspace import rlpilot_home
 
-# Tools whose results carry deltas that were proposed, not written, unless asked to apply.
-_PROPOSING = {"config_tune": "apply"}
-_WRITING = {e.name for e in CATALOG if e.effect is Effect.LOCAL_WRITE and e.command[0] == "config"}
+
+def _evidence(record: dict[str, Any]) -> Evidence | None:
+    entry = next((e for e in CATALOG if e.name == record["name"]), None)
+    return entry.evidence if entry else None
 
 
 class ReportInput(BaseModel):
@@ -84,10 +85,10 @@ def report(args: ReportInput, ctx: Context) -> Report:
 def build(session: Session, notes: str | None = None) -> Report:
     records = session.tool_calls()
     deltas = [delta for record in records for delta in _applied_deltas(record)]
-    evals = [_eval_observation(r) for r in records if r["name"] in ("eval_summarize", "eval_run")]
+    evals = [_eval_observation(r) for r in records if _evidence(r) is Evidence.EVAL]
     evals = [e for e in evals if e]
     runs = [dict(r["result"], source=r["arguments"].get("source")) for r in records
-            if r["name"] == "diagnose" and r["result"]]
+            if _evidence(r) is Evidence.RUN and r["result"]]
     return Report(
         session=session.id,
         deltas=deltas,
@@ -100,10 +101,10 @@ def build(session: Session, notes: str | None = None) -> Report:
 
 def _applied_deltas(record: dict[str, Any]) -> list[Delta]:
     result = record["result"] or {}
-    if record["name"] not in _WRITING or result.get("dry_run") or result.get("written") is False:
+    evidence = _evidence(record)
+    if evidence not in (Evidence.EDIT, Evidence.PROPOSAL) or result.get("dry_run") or result.get("written") is False:
         return []
-    flag = _PROPOSING.get(record["name"])
-    if flag and not (record["arguments"].get(flag) or result.get("applied")):
+    if evidence is Evidence.PROPOSAL and not (record["arguments"].get("apply") or result.get("applied")):
         return []
     # A migration writes its output file; the other edits write the file they were given.
     path = result.get("output") or result.get("path") or record["arguments"].get("path")
@@ -146,7 +147,7 @@ def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records:
         return NextStep(action=f"the eval verdict is {last.get('verdict')}: fix the environment before training"
                         + (f"; {advice[0]}" if advice else ""),
                         stop_when=["a new smoke eval's verdict is ready"])
-    proposed = [r for r in records if r["name"] in _PROPOSING and r["result"] and not _applied_deltas(r)]
+    proposed = [r for r in records if _evidence(r) is Evidence.PROPOSAL and r["result"] and not _applied_deltas(r)]
     if proposed and proposed[-1]["result"].get("deltas"):
         last = proposed[-1]
         return NextStep(action=f"apply the tuning proposed for {last['result'].get('path')} "
@@ -156,7 +157,7 @@ def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records:
     if evals:
         return NextStep(action="rewards vary at baseline: tune the config and launch a short run",
                         stop_when=["mean reward rises over the first 50 steps", "no diagnose finding above info"])
-    if any(r["name"] == "config_check" for r in records):
+    if any(_evidence(r) is Evidence.CHECK for r in records):
         return NextStep(action="smoke-eval the environment (20 examples x 3 rollouts) before training",
                         stop_when=["the eval verdict is ready"])
     return NextStep(action="start with `stack_info`, then check and smoke-eval the environment",

@@ -74,7 +74,7 @@ def parse_arguments(tool: Tool, argv: list[str]) -> tuple[dict[str, Any], bool]:
     return arguments, as_json
 
 
-def run_tool(entry: ToolEntry, argv: list[str]) -> int:
+def run_command(entry: ToolEntry, argv: list[str]) -> int:
     tool = load(entry)
     ctx = Context(workspace=Path.cwd(), emit=_print_event)
     try:

@@ -38,6 +38,13 @@ class Recorder:
         return [e for e in self.events if e["type"] == kind]
 
 
+def endpoint_alias(workspace: Path, alias: str, url: str, key_var: str, model: str = "stub-model") -> None:
+    """The user's own endpoint alias (configs/endpoints.toml): the only way a key reaches a URL."""
+    (workspace / "configs").mkdir(exist_ok=True)
+    (workspace / "configs" / "endpoints.toml").write_text(
+        f'[[endpoint]]\nendpoint_id = "{alias}"\nmodel = "{model}"\nurl = "{url}"\nkey = "{key_var}"\n')
+
+
 def make_agent(tmp_path: Path, base_url: str, tool_names: Iterable[str], recorder: Recorder,
                stream: bool = True, timeout: float = 5.0) -> Agent:
     store = Store(rlpilot_home(tmp_path))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from agent_support import Recorder, call, make_agent, tool_messages
+from agent_support import Recorder, call, endpoint_alias, make_agent, tool_messages
 from eval_support import arithmetic_script, use_environments_venv, write_traces
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from fakes.prime_api import PrimeAPI
@@ -49,20 +49,20 @@ def test_an_unanswered_model_family_question_runs_no_eval(tmp_path):
 def test_first_run_protocol_end_to_end(eval_workspace):
     replies = [
         call("stack_info"),
-        Reply(tool_calls=[{"name": "eval_run", "arguments": {
-            "env": "tiny-arith", "model": "stub-model", "num_examples": 4, "rollouts": 2,
-            "api_key_var": "STUB_API_KEY"}}]),
+        call("eval_run", env="tiny-arith", endpoint="stub", num_examples=4, rollouts=2),
         call("report", notes="Rewards vary inside groups, so RL has signal."),
         Reply("The environment is ready for a short run."),
     ]
     with ScriptedOpenAIServer(agent_then_eval(replies)) as server:
-        # The eval's model is served by the same scripted server the agent talks to.
-        replies[1].tool_calls[0]["arguments"]["base_url"] = server.base_url
-        recorder = Recorder(answers=["1"])  # "instruct", by its number
+        # The eval's model is served by the same scripted server the agent talks to, through the user's alias.
+        endpoint_alias(eval_workspace, "stub", server.base_url, "STUB_API_KEY")
+        recorder = Recorder(answers=["1", "yes"])  # "instruct", by its number; then the eval's plan
         agent = make_agent(eval_workspace, server.base_url, ["stack_info", "eval_run", "report"], recorder,
                            timeout=60)
         agent.send("validate tiny-arith before training")
-    assert [q.kind for q in recorder.questions] == ["model-family"]
+    assert [q.kind for q in recorder.questions] == ["model-family", "confirm"]
+    plan = recorder.questions[1].detail
+    assert server.base_url in plan and "$STUB_API_KEY" in plan and "4 examples x 2 rollouts" in plan
     assert agent.session.get("model_family") == "instruct"
     evaluation = next(e for e in recorder.of_type("tool_result") if e["name"] == "eval_run")
     assert evaluation["ok"], evaluation

@@ -45,7 +45,7 @@ def test_report_of_an_empty_session_says_nothing_was_measured(tmp_path):
     with ScriptedOpenAIServer(lambda request: Reply("")) as server:
         recorder = Recorder()
         agent = make_agent(tmp_path, server.base_url, ["report"], recorder)
-        agent.run_tool(agent.tools["report"], {})
+        agent.call(agent.tools["report"], {})
     text = recorder.of_type("tool_result")[0]["text"]
     assert "## 1. Config deltas applied\n- none" in text
     assert "nothing measured in this session yet" in text
@@ -57,8 +57,8 @@ def test_a_proposed_tuning_is_the_next_step_until_it_is_applied(tmp_path):
     with ScriptedOpenAIServer(lambda request: Reply("")) as server:
         recorder = Recorder()
         agent = make_agent(tmp_path, server.base_url, ["config_tune", "report"], recorder)
-        agent.run_tool(agent.tools["config_tune"], {"path": str(config), "profile": "complex", "reward": "binary"})
-        agent.run_tool(agent.tools["report"], {})
+        agent.call(agent.tools["config_tune"], {"path": str(config), "profile": "complex", "reward": "binary"})
+        agent.call(agent.tools["report"], {})
     report = recorder.of_type("report")[0]["report"]
     assert report["deltas"] == []  # proposed, not written
     step = report["next_step"]

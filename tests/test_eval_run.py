@@ -12,7 +12,7 @@ import pytest
 from eval_support import REPO
 
 from tools.contract import BadInput, Context, ToolError
-from tools.evals.endpoints import resolve_endpoint
+from tools.evals.endpoints import find_alias
 from tools.evals.run import EvalRunInput, Target, eval_run, plan_command, resolve_target
 from tools.stack import Package, StackInput, stack_info
 
@@ -104,16 +104,16 @@ def test_a_missing_environment_names_the_install_command(offline):
 
 
 def test_bundled_aliases_and_the_workspace_file_wins(tmp_path):
-    local = resolve_endpoint("local-vllm", tmp_path)
+    local = find_alias("local-vllm", tmp_path)
     assert (local.model, local.url, local.key_var) == ("Qwen/Qwen3-0.6B", "http://localhost:8000/v1", "VLLM_API_KEY")
     (tmp_path / "configs").mkdir()
     (tmp_path / "configs" / "endpoints.toml").write_text(
         '[[endpoint]]\nendpoint_id = "local-vllm"\nmodel = "mine"\napi_base_url = "http://127.0.0.1:7/v1"\n'
         'api_key_var = "MY_KEY"\n')
-    mine = resolve_endpoint("local-vllm", tmp_path)
+    mine = find_alias("local-vllm", tmp_path)
     assert (mine.model, mine.url, mine.key_var) == ("mine", "http://127.0.0.1:7/v1", "MY_KEY")
     with pytest.raises(BadInput) as unknown:
-        resolve_endpoint("nope", tmp_path)
+        find_alias("nope", tmp_path)
     assert unknown.value.code == "unknown-endpoint" and "gpt-4.1-mini" in unknown.value.hint
 
 
@@ -128,7 +128,7 @@ def test_a_bad_endpoints_file_says_where(tmp_path, text, says):
     (tmp_path / "configs").mkdir()
     (tmp_path / "configs" / "endpoints.toml").write_text(text)
     with pytest.raises(BadInput) as bad:
-        resolve_endpoint("a", tmp_path)
+        find_alias("a", tmp_path)
     assert str(tmp_path / "configs" / "endpoints.toml") in bad.value.message
     assert says in bad.value.message + bad.value.hint
 

@@ -6,6 +6,9 @@ import shutil
 from pathlib import Path
 
 import anyio
+from agent_support import endpoint_alias
+from eval_support import use_environments_venv
+from fakes.openai_server import Reply, ScriptedOpenAIServer
 from fakes.prime_api import PrimeAPI
 from mcp import Client, StdioServerParameters, stdio_client
 from ops_support import RLPILOT, env_package, prime_env
@@ -44,14 +47,15 @@ def test_a_push_runs_only_with_the_token_of_its_own_preview(tmp_path):
     workspace = tmp_path / "ws"
     workspace.mkdir()
     env_package(workspace, "echo-env")
-    call = {"env": "echo-env", "visibility": "PRIVATE"}
+    call = {"env": "echo-env", "answers": {"visibility": "PRIVATE"}}
 
     async def session():
         async with _client(workspace, prime_env(tmp_path / "home", api)) as client:
             preview = await client.call_tool("env_push", call)
             token = preview.structured_content["confirm_token"]
-            nothing_yet = list(api.requests)
-            other_args = await client.call_tool("env_push", {**call, "visibility": "PUBLIC", "confirm_token": token})
+            nothing_yet = [r for r in api.requests if r["method"] != "GET"]
+            other_args = await client.call_tool("env_push", {**call, "answers": {"visibility": "PUBLIC"},
+                                                             "confirm_token": token})
             used_up = await client.call_tool("env_push", {**call, "confirm_token": token})
             fresh = used_up.structured_content["confirm_token"]
             pushed = await client.call_tool("env_push", {**call, "confirm_token": fresh})
@@ -63,6 +67,8 @@ def test_a_push_runs_only_with_the_token_of_its_own_preview(tmp_path):
         resolves = api.seen("POST", "/api/v1/environmentshub/resolve")
     assert preview.is_error and "Confirmation needed" in preview.content[0].text
     assert "PRIVATE" in preview.content[0].text and nothing_yet == []
+    # The question names what is pushed: the package, its version and its folder.
+    assert "echo-env 0.1.0 from" in preview.content[0].text
     assert other_args.is_error and other_args.structured_content["confirmation_required"]
     assert used_up.is_error and "not valid for this call" in used_up.content[0].text
     assert not pushed.is_error, pushed.content[0].text
@@ -81,14 +87,27 @@ def test_a_question_the_arguments_do_not_answer_comes_back_first(tmp_path):
         return push, family, answered
 
     push, family, answered = anyio.run(session)
-    assert push.is_error and "PUBLIC / PRIVATE" in push.content[0].text
-    assert "confirm_token" not in (push.structured_content or {})
+    assert push.is_error and "confirm_token" not in (push.structured_content or {})
     assert family.is_error and family.structured_content["needs_answer"]["kind"] == "model-family"
-    assert answered.is_error and answered.structured_content["confirm_token"]
-    # The answer picked the family; the family picked the skill's go-to reasoning model.
-    arguments = answered.structured_content["arguments"]
-    assert arguments.get("model") or arguments.get("endpoint")
-    assert "reasoning" in answered.content[0].text
+    # With the family answered, the preview makes the eval's own checks: here the environment is missing.
+    assert answered.is_error and "confirm_token" not in (answered.structured_content or {})
+    assert answered.structured_content["error"]["code"] == "env-not-installed"
+
+
+def test_a_visibility_the_model_only_suggested_gets_a_question_never_a_token(tmp_path):
+    env_package(tmp_path, "echo-env")
+
+    async def session():
+        async with _client(tmp_path, prime_env(tmp_path / "home", api)) as client:
+            return await client.call_tool("env_push", {"env": "echo-env", "visibility": "PUBLIC"})
+
+    with PrimeAPI() as api:
+        push = anyio.run(session)
+    assert push.is_error and "confirm_token" not in (push.structured_content or {})
+    asked = push.structured_content["needs_answer"]
+    assert asked["kind"] == "visibility" and asked["suggestion"] == "PUBLIC"
+    assert "echo-env 0.1.0" in asked["prompt"] and '"visibility"' in push.content[0].text
+    assert [r for r in api.requests if r["method"] != "GET"] == []
 
 
 def test_tokens_are_single_use_bound_to_arguments_and_expire():
@@ -96,16 +115,16 @@ def test_tokens_are_single_use_bound_to_arguments_and_expire():
     tokens = Confirmations(ttl_s=60, clock=lambda: now[0])
     call = {"env": "a", "visibility": "PRIVATE"}
     first = tokens.issue("env_push", call)
-    assert not tokens.redeem(first, "env_push", {**call, "visibility": "PUBLIC"})
-    assert not tokens.redeem(first, "env_push", call)  # the wrong try used it up
+    assert not tokens.redeem(first, "env_push", {**call, "visibility": "PUBLIC"})[0]
+    assert not tokens.redeem(first, "env_push", call)[0]  # the wrong try used it up
     second = tokens.issue("env_push", call)
-    assert not tokens.redeem(second, "eval_run", call)
+    assert not tokens.redeem(second, "eval_run", call)[0]
     third = tokens.issue("env_push", call)
     now[0] = 61
-    assert not tokens.redeem(third, "env_push", call)
-    fourth = tokens.issue("env_push", call)
-    assert tokens.redeem(fourth, "env_push", call)
-    assert not tokens.redeem(fourth, "env_push", call)
+    assert not tokens.redeem(third, "env_push", call)[0]
+    fourth = tokens.issue("env_push", call, preview="hash-of-the-preview")
+    assert tokens.redeem(fourth, "env_push", call) == (True, "hash-of-the-preview")
+    assert not tokens.redeem(fourth, "env_push", call)[0]
 
 
 def test_progress_reaches_a_client_that_asked_for_it(tmp_path):
@@ -169,17 +188,22 @@ def test_a_launch_its_own_preview_refuses_gets_no_token(tmp_path, shared_fixture
     assert not api.seen("POST", "/api/v1/training/runs")
 
 
-def test_a_preview_records_no_answer_in_the_session(tmp_path):
+def test_a_preview_records_no_answer_in_the_session(tmp_path, tmp_path_factory, monkeypatch):
     from agent.sessions import Store
 
-    env = prime_env(tmp_path / "home", RLPILOT_HOME=str(tmp_path / "state"))
+    venv = use_environments_venv(tmp_path_factory, monkeypatch)
+    env = prime_env(tmp_path / "home", RLPILOT_HOME=str(tmp_path / "state"), VIRTUAL_ENV=str(venv))
 
     async def session():
         async with _client(tmp_path, env) as client:
             return await client.call_tool("eval_run", {"env": "tiny-arith", "answers": {"model-family": "instruct"}})
 
-    preview = anyio.run(session)
-    assert preview.structured_content["confirm_token"]
+    with ScriptedOpenAIServer(lambda request: Reply("4")) as server:
+        # The skill's go-to instruct model, served here: the preview checks that its endpoint answers.
+        endpoint_alias(tmp_path, "gpt-4.1-mini", server.base_url, "STUB_API_KEY")
+        preview = anyio.run(session)
+    assert preview.structured_content["confirm_token"], preview.content[0].text
+    assert server.base_url in preview.content[0].text and "$STUB_API_KEY" in preview.content[0].text
     store = Store(tmp_path / "state")
     [listed] = store.list()
     assert store.open(listed["id"]).get("model_family") is None  # nobody confirmed yet

@@ -241,7 +241,8 @@ def test_train_watch_findings_are_alerts_in_the_runs_thread(workspace, tmp_path,
 
 
 def test_socket_mode_receives_mentions_and_clicks_over_the_websocket(workspace):
-    script = scripted(call("env_push", env="nope-env", visibility="PRIVATE"), Reply("Could not push it."))
+    # The first question an eval asks is the model family: it comes before any check of the environment.
+    script = scripted(call("eval_run", env="nope-env"), Reply("Could not push it."))
     with SlackAPI() as slack, SocketModeServer() as socket, ScriptedOpenAIServer(script) as model:
         slack.socket_url = socket.url
         bot = build(BOT_TOKEN, signing_secret=None, workspace=workspace, allowed={"UALLOWED"},
@@ -253,7 +254,7 @@ def test_socket_mode_receives_mentions_and_clicks_over_the_websocket(workspace):
             mention = socket.send("events_api", event_callback({"type": "app_mention", "user": "UALICE",
                                                                 "ts": MENTION_TS, "text": "<@UBOT> push"}))
             question = _question(slack)
-            click = socket.send("interactive", button_click("UALLOWED", question, "PRIVATE"))
+            click = socket.send("interactive", button_click("UALLOWED", question, "instruct"))
             answered = _wait_for_update(slack, question["ts"])
             _wait_for_text(slack, "Could not push it.")
         finally:
@@ -262,7 +263,7 @@ def test_socket_mode_receives_mentions_and_clicks_over_the_websocket(workspace):
     opened = next(r for r in slack.requests if r["method"] == "apps.connections.open")
     assert opened["authorization"] == f"Bearer {APP_TOKEN}"
     assert question["thread_ts"] == MENTION_TS
-    assert "PRIVATE" in answered["text"]
+    assert "instruct" in answered["text"]
 
 
 def test_the_command_says_which_tokens_are_missing(tmp_path):

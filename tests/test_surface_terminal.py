@@ -87,7 +87,7 @@ def test_gate_prompt_with_choices_and_ctrl_c_cancels_the_tool_not_the_session(tm
     term = Terminal(["chat"], workspace, _env(tmp_path, VIRTUAL_ENV=str(venv.parent)))
 
     term.expect("only slash commands work")
-    term.type("/eval tiny-arith -m stub-model\r")
+    term.type("/eval tiny-arith\r")  # no model named: the family question comes first
     shown = term.expect(r"\[2\] reasoning")
     assert "your decision" in shown and "instruct or a reasoning model" in shown and "[1] instruct" in shown
     term.type("maybe\r")

@@ -19,13 +19,48 @@ class Effect(StrEnum):
     EXTERNAL = "external"
 
 
+class Shows(StrEnum):
+    """What a surface shows of a result besides its text."""
+
+    TEXT = "text"
+    CURVES = "curves"  # the curves of the run the result is about (its `source`)
+    IMAGE = "image"  # the picture file the tool wrote (its `output`)
+    REPORT = "report"  # the four-part report, shown whole
+
+
+class Evidence(StrEnum):
+    """What the report takes from a recorded result."""
+
+    EVAL = "eval"  # an eval summary: verdict, rewards, recommendations
+    RUN = "run"  # a diagnosis of a training run
+    EDIT = "edit"  # config deltas the tool wrote
+    PROPOSAL = "proposal"  # config deltas proposed, written only when the call applied them
+    CHECK = "check"  # a config check
+
+
 @dataclass(frozen=True)
 class ToolEntry:
+    """One tool, and everything the agent and the surfaces need to know about it.
+
+    The gate is declared here and on the input fields (`Arg(asks=...)`): an `external` tool is
+    confirmed by the user unless `confirm=False` says that a field's question is its confirmation.
+    """
+
     name: str  # the agent's tool name, e.g. "config_check"
     command: tuple[str, ...]  # the CLI path, e.g. ("config", "check")
     target: str  # "module:function"
     effect: Effect
     summary: str
+    slash: str | None = None  # the chat command that runs it with CLI arguments, e.g. "/check"
+    reportable: bool = False  # a conversation that called it ends with the report
+    shows: Shows = Shows.TEXT
+    evidence: Evidence | None = None
+    confirm: bool | None = None  # default: external tools are confirmed
+    preview: str | None = None  # "module:function" showing what a call would do (default: the tool without `yes`)
+
+    @property
+    def confirms(self) -> bool:
+        return self.effect is Effect.EXTERNAL if self.confirm is None else self.confirm
 
 
 CATALOG: tuple[ToolEntry, ...] = (
@@ -35,6 +70,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.stack:stack_info",
         Effect.READ,
         "Which parts of the training stack are installed and what they can do.",
+        slash="/stack",
     ),
     ToolEntry(
         "config_check",
@@ -42,6 +78,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.configs.lint:config_check",
         Effect.READ,
         "Check a training config in its dialect: playbook rules, prime-rl's validators, old or unknown keys.",
+        slash="/check", evidence=Evidence.CHECK,
     ),
     ToolEntry(
         "config_set",
@@ -49,6 +86,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.configs.edit:config_set",
         Effect.LOCAL_WRITE,
         "Set dotted keys of a config, keeping the rest byte for byte; refuses edits that add errors.",
+        slash="/set", reportable=True, evidence=Evidence.EDIT,
     ),
     ToolEntry(
         "config_migrate",
@@ -56,6 +94,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.configs.migrate:config_migrate",
         Effect.LOCAL_WRITE,
         "Rewrite a config for another dialect, listing every rename and every key left for you to redo.",
+        slash="/migrate", reportable=True, evidence=Evidence.EDIT,
     ),
     ToolEntry(
         "config_tune",
@@ -63,6 +102,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.configs.tune:config_tune",
         Effect.LOCAL_WRITE,
         "Propose the playbook's hyperparameter deltas for a config, each with its reason; --apply writes them.",
+        slash="/tune", reportable=True, evidence=Evidence.PROPOSAL,
     ),
     ToolEntry(
         "config_restore",
@@ -70,6 +110,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.configs.edit:config_restore",
         Effect.LOCAL_WRITE,
         "Put back the version of a config from before the last rlpilot edit.",
+        slash="/restore", evidence=Evidence.EDIT,
     ),
     ToolEntry(
         "diagnose",
@@ -77,6 +118,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.diagnose.tool:diagnose",
         Effect.READ,
         "Read a run's metrics or logs and name what is going wrong, the config deltas, and when to stop.",
+        slash="/diagnose", reportable=True, shows=Shows.CURVES, evidence=Evidence.RUN,
     ),
     ToolEntry(
         "eval_run",
@@ -84,6 +126,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.evals.run:eval_run",
         Effect.EXTERNAL,
         "Smoke-eval an environment with a model (local vf-eval, or hosted), then summarize its rewards.",
+        slash="/eval", reportable=True, evidence=Evidence.EVAL, preview="tools.evals.run:eval_plan",
     ),
     ToolEntry(
         "env_check",
@@ -92,6 +135,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Check an environment before spending a model: gold/no-op validation, keyword-heuristic rewards, "
         "background services.",
+        slash="/envcheck",
     ),
     ToolEntry(
         "eval_summarize",
@@ -99,6 +143,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.evals.summarize:eval_summarize",
         Effect.READ,
         "Summarize an eval run's rewards per example group and judge whether it is ready for RL.",
+        slash="/summarize", reportable=True, evidence=Evidence.EVAL,
     ),
     ToolEntry(
         "eval_samples",
@@ -106,6 +151,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.evals.samples:eval_samples",
         Effect.READ,
         "Show a few rollouts of an eval run (prompt, reply, reward, errors): worst, best or random.",
+        slash="/samples",
     ),
     ToolEntry(
         "env_install",
@@ -113,6 +159,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.envs.hub:env_install",
         Effect.LOCAL_WRITE,
         "Install an environment (local name or Hub id owner/name[@version]) into the workspace.",
+        slash="/install",
     ),
     ToolEntry(
         "env_status",
@@ -120,6 +167,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.envs.hub:env_status",
         Effect.READ,
         "An environment's visibility and latest version on the Environments Hub.",
+        slash="/envstatus",
     ),
     ToolEntry(
         "env_push",
@@ -127,6 +175,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.envs.hub:env_push",
         Effect.EXTERNAL,
         "Check an environment package and push it to the Hub with the visibility the user chose.",
+        slash="/push", confirm=False, preview="tools.envs.hub:push_preview",
     ),
     ToolEntry(
         "train_launch",
@@ -134,6 +183,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.training.launch:train_launch",
         Effect.EXTERNAL,
         "Check a training config and launch it on Hosted Training or local GPUs, after the user confirms.",
+        slash="/train", reportable=True,
     ),
     ToolEntry(
         "train_status",
@@ -141,6 +191,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.training.runs:train_status",
         Effect.READ,
         "Where a training run stands: running or not, last step, latest reward and other metrics.",
+        slash="/status", shows=Shows.CURVES,
     ),
     ToolEntry(
         "train_metrics",
@@ -148,6 +199,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.training.runs:train_metrics",
         Effect.READ,
         "Fetch a run's metrics (saved for `diagnose`) and their latest values.",
+        slash="/metrics", shows=Shows.CURVES,
     ),
     ToolEntry(
         "train_logs",
@@ -155,6 +207,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.training.runs:train_logs",
         Effect.READ,
         "The last lines of a run's logs (orchestrator, trainer, inference or env-server).",
+        slash="/logs",
     ),
     ToolEntry(
         "train_stop",
@@ -162,6 +215,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.training.runs:train_stop",
         Effect.EXTERNAL,
         "Stop a training run (hosted, or a local run's whole process group).",
+        slash="/stop",
     ),
     ToolEntry(
         "train_watch",
@@ -169,6 +223,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.training.watch:train_watch",
         Effect.READ,
         "Follow a run: diagnose new metrics as they come, report new findings, say when to stop it.",
+        slash="/watch",
     ),
     ToolEntry(
         "train_eval",
@@ -183,6 +238,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.training.runs:train_checkpoints",
         Effect.READ,
         "A run's checkpoints: step, status and where they are.",
+        slash="/checkpoints",
     ),
     ToolEntry(
         "train_pause",
@@ -204,6 +260,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.diagnose.plot:plot_metrics",
         Effect.LOCAL_WRITE,
         "Draw a run's main curves (reward, entropy, length, KL, grad norm) to a PNG file.",
+        slash="/plot", shows=Shows.IMAGE,
     ),
     ToolEntry(
         "report",
@@ -211,6 +268,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "agent.report:report",
         Effect.READ,
         "The session's four-part report: deltas applied, why, observed metrics, next step and stop conditions.",
+        slash="/report", shows=Shows.REPORT,
     ),
 )
 
@@ -238,3 +296,9 @@ def by_name(name: str) -> ToolEntry:
         if entry.name == name:
             return entry
     raise KeyError(name)
+
+
+def shows(name: str) -> Shows:
+    """What a surface shows of a result of the tool called `name` (text for a made-up name)."""
+    entry = next((entry for entry in CATALOG if entry.name == name), None)
+    return entry.shows if entry else Shows.TEXT

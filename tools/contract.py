@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from configs.settings import Settings, SettingsError, load_settings
 from tools.catalog import Effect, ToolEntry
 from tools.workspace import rlpilot_home
 
@@ -53,6 +54,11 @@ class Arg:
     upload): it becomes a CLI flag but never appears in the schema the model sees. `cli_only`
     hides a field the agent fills in itself (such as the current session). `choice_flags` gives
     each value of a Literal field a flag of its own (`--hosted` / `--local` for `target`).
+
+    `asks` declares the gate question (a DESIGN.md question kind) whose answer sets this field:
+    the user answers, and a value the model passes is only the question's suggestion. `prompt`
+    is that question, formatted with the fields of the tool's preview and arguments; the
+    question is not asked when the user set the field, or one of `answered_by`, themselves.
     """
 
     positional: bool = False
@@ -62,6 +68,9 @@ class Arg:
     user_decision: bool = False
     cli_only: bool = False
     choice_flags: bool = False
+    asks: str | None = None
+    prompt: str = ""
+    answered_by: tuple[str, ...] = ()
 
 
 def arg_of(info: Any) -> Arg:
@@ -81,6 +90,10 @@ class ToolResult(BaseModel):
         """True when a preview already shows the action cannot run, so nobody is asked to confirm it."""
         return False
 
+    def binding(self) -> str | None:
+        """For a preview: a hash of exactly what would run or be sent, which the confirmation binds."""
+        return None
+
 
 Event = dict[str, Any]
 
@@ -99,6 +112,15 @@ class Context:
     # A person typing an `rlpilot` subcommand may name any path; paths from a model, an MCP
     # client, a Slack user or a chat slash command must stay inside the workspace.
     confined: bool = False
+
+    @property
+    def settings(self) -> Settings:
+        """rlpilot's settings for this workspace (configs/rlpilot.toml, the workspace's copy first)."""
+        try:
+            return load_settings(self.workspace.resolve())
+        except SettingsError as error:
+            raise BadInput("bad-settings", str(error), "fix that file, or remove it to use rlpilot's defaults") \
+                from None
 
     def resolve(self, path: Path | str) -> Path:
         """A user path, relative to the workspace; outside it (symlinks followed) is refused when confined."""
@@ -129,6 +151,24 @@ class Tool:
     @property
     def effect(self) -> Effect:
         return self.entry.effect
+
+    @property
+    def decisions(self) -> set[str]:
+        return {name for name, info in self.input_model.model_fields.items() if arg_of(info).user_decision}
+
+    @property
+    def asked_fields(self) -> dict[str, Arg]:
+        """The fields whose value is a gate question's answer, in declaration order."""
+        return {name: arg_of(info) for name, info in self.input_model.model_fields.items() if arg_of(info).asks}
+
+    def preview(self, args: BaseModel, ctx: Context) -> ToolResult | None:
+        """What the call would do, with nothing done: the entry's preview function, or the tool
+        itself without the user's `yes`. None for a tool that cannot preview itself."""
+        if self.entry.preview:
+            return _import(self.entry.preview)(args, ctx)
+        if "yes" in self.decisions:
+            return self.func(type(args).model_validate({**args.model_dump(), "yes": False}), ctx)
+        return None
 
     @property
     def hidden_fields(self) -> set[str]:
@@ -202,10 +242,14 @@ def load(entry: ToolEntry) -> Tool:
     """Import a catalog entry's function and read its two models from the type hints."""
     if entry.name in _loaded:
         return _loaded[entry.name]
-    module_name, func_name = entry.target.split(":")
-    func = getattr(importlib.import_module(module_name), func_name)
+    func = _import(entry.target)
     hints = typing.get_type_hints(func)
     params = [hints[name] for name in func.__code__.co_varnames[: func.__code__.co_argcount]]
     tool = Tool(entry=entry, func=func, input_model=params[0], result_model=hints["return"])
     _loaded[entry.name] = tool
     return tool
+
+
+def _import(target: str) -> Callable[..., Any]:
+    module_name, func_name = target.split(":")
+    return getattr(importlib.import_module(module_name), func_name)

@@ -32,11 +32,19 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from agent.chat import OFFLINE, failure_text, slash
 from agent.gates import Question, match_answer
 from agent.loop import Agent, Surface
+from agent.outcome import failure_text
 from agent.sessions import SessionNotFound, Store
-from agent.surfaces.common import add_endpoint_options, available_tools, endpoint_of, start_conversation
+from agent.surfaces.common import (
+    OFFLINE,
+    add_endpoint_options,
+    available_tools,
+    endpoint_of,
+    model_client,
+    slash,
+    start_conversation,
+)
 from tools.catalog import Effect, by_name
 from tools.contract import BadInput, Context, Event, Tool
 from tools.workspace import rlpilot_home
@@ -164,10 +172,8 @@ class RlpilotAgent:
             raise acp.RequestError.invalid_params({"message": f"no rlpilot session {session_id} in {cwd}"}) from None
         except BadInput as error:
             raise acp.RequestError.invalid_params({"message": error.one_line()}) from None
-        from agent.model import ModelClient
-
         bridge = SessionBridge(self.conn, asyncio.get_running_loop(), session.id)
-        client = ModelClient(endpoint) if endpoint else None
+        client = model_client(endpoint, workspace)
         bridge.agent = Agent(session, Surface(bridge.emit, bridge.ask, bridge.on_text), Context(workspace=workspace),
                              client, self.tools)
         self.bridges[session.id] = bridge

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from agent.loop import Agent
-from tools.catalog import CATALOG
-from tools.contract import Tool, load
+from tools.catalog import CATALOG, Shows
+from tools.contract import Tool, ToolError, load
+
+OFFLINE = ("no model endpoint is configured, so only slash commands work (/help lists them). "
+           "To talk to a model: export OPENAI_API_KEY (or PRIME_API_KEY), or pass --base-url URL --model M, "
+           "or --endpoint ALIAS from configs/endpoints.toml.")
+# Commands every chat surface knows besides the tools' own.
+HELP, QUIT = "/help", ("/quit", "/exit")
 
 
 def available_tools() -> list[Tool]:
@@ -35,9 +44,19 @@ def add_endpoint_options(parser: argparse.ArgumentParser) -> None:
 
 def endpoint_of(options: argparse.Namespace, workspace: Path):
     """The model endpoint the options name, or None (offline). Raises BadInput on a bad alias."""
-    from agent.model import resolve_endpoint
+    from agent.model import assistant_endpoint
 
-    return resolve_endpoint(workspace, options.base_url, options.model, options.endpoint, options.api_key_var)
+    return assistant_endpoint(workspace, options.base_url, options.model, options.endpoint, options.api_key_var)
+
+
+def model_client(endpoint, workspace: Path, stream: bool = True):
+    """The client for the assistant's model, with the workspace's timeouts; None when offline."""
+    if endpoint is None:
+        return None
+    from agent.model import ModelClient
+    from configs.settings import load_settings
+
+    return ModelClient(endpoint, stream=stream, timeout=load_settings(workspace).agent.request_timeout_s)
 
 
 def start_conversation(agent: Agent) -> None:
@@ -45,7 +64,58 @@ def start_conversation(agent: Agent) -> None:
     if agent.client is None or agent.session.messages():
         return
     from prompts import system_prompt
+    from tools.stack import StackInput, stack_info
 
-    stack_tool = agent.tools["stack_info"]
-    stack = stack_tool.func(stack_tool.parse({}), agent.ctx)
+    stack = stack_info(StackInput(), agent.ctx)
     agent.session.add_message({"role": "system", "content": system_prompt(stack.brief(), stack.config_dialect.dialect)})
+
+
+def slash_tools(agent: Agent) -> dict[str, Tool]:
+    """The slash command of every tool the agent has, as its catalog entry declares it."""
+    return {tool.entry.slash: tool for tool in agent.tools.values() if tool.entry.slash}
+
+
+def slash_help(agent: Agent) -> str:
+    lines = [f"{command:<13} rlpilot {' '.join(tool.entry.command)} ...  {tool.entry.summary}"
+             for command, tool in sorted(slash_tools(agent).items())]
+    lines += [f"{HELP:<13} this list", f"{QUIT[0]:<13} end the session (or Ctrl-D)"]
+    return "slash commands take the CLI's arguments (`/check --help` shows them):\n" + "\n".join(lines)
+
+
+def slash(agent: Agent, emit: Callable[[dict[str, Any]], None], text: str) -> None:
+    """Run a slash command: the tool's CLI arguments, through the same gates as the model's calls.
+
+    The person typed these arguments, so they answer the gate questions about them. Paths stay
+    inside the workspace: a chat is not the command line.
+    """
+    try:
+        name, *argv = shlex.split(text)
+    except ValueError as error:
+        emit({"type": "error", "message": f"cannot read that command ({error}); check its quotes"})
+        return
+    if name == HELP:
+        emit({"type": "notice", "message": slash_help(agent)})
+        return
+    tool = slash_tools(agent).get(name)
+    if tool is None:
+        emit({"type": "error", "message": f"unknown command {name}; /help lists the commands"})
+        return
+    from agent.tool_cli import parse_arguments
+
+    try:
+        arguments, _ = parse_arguments(tool, argv)
+    except SystemExit:  # argparse has printed the usage problem (or the --help asked for)
+        return
+    except ToolError as error:
+        emit({"type": "error", "message": error.one_line()})
+        return
+    agent.call(tool, arguments, by_user=frozenset(arguments))
+
+
+def close_with_report(agent: Agent) -> None:
+    """A conversation that tuned, evaluated or trained ends with the report, unless it just had one."""
+    report = next((tool for tool in agent.tools.values() if tool.entry.shows is Shows.REPORT), None)
+    names = [record["name"] for record in agent.session.tool_calls(ok_only=False)]
+    reportable = {tool.name for tool in agent.tools.values() if tool.entry.reportable}
+    if report and reportable & set(names) and names[-1] != report.name:
+        agent.call(report, {})

@@ -31,6 +31,7 @@ from mcp.server.stdio import stdio_server
 
 from agent.gates import Declined, Gatekeeper, Question, Refused, match_answer
 from agent.loop import Agent, Surface
+from agent.outcome import Outcome
 from agent.sessions import Store
 from agent.surfaces.common import available_tools
 from tools.catalog import Effect
@@ -55,21 +56,23 @@ class Confirmations:
     def __init__(self, ttl_s: float = TOKEN_TTL_S, clock: Callable[[], float] = time.monotonic):
         self.ttl_s = ttl_s
         self.clock = clock
-        self._issued: dict[str, tuple[str, float]] = {}
+        self._issued: dict[str, tuple[str, str | None, float]] = {}
 
     @staticmethod
-    def _binding(name: str, arguments: dict[str, Any]) -> str:
+    def _call(name: str, arguments: dict[str, Any]) -> str:
         return hashlib.sha256(json.dumps([name, arguments], sort_keys=True).encode()).hexdigest()
 
-    def issue(self, name: str, arguments: dict[str, Any]) -> str:
+    def issue(self, name: str, arguments: dict[str, Any], preview: str | None = None) -> str:
+        """A token for this call, bound also to what its preview showed (`preview`, a hash)."""
         token = secrets.token_urlsafe(16)
-        self._issued[token] = (self._binding(name, arguments), self.clock() + self.ttl_s)
+        self._issued[token] = (self._call(name, arguments), preview, self.clock() + self.ttl_s)
         return token
 
-    def redeem(self, token: str, name: str, arguments: dict[str, Any]) -> bool:
-        """True when the token was issued for this very call and is still fresh; it is gone either way."""
-        binding, expires = self._issued.pop(token, ("", 0.0))
-        return binding == self._binding(name, arguments) and self.clock() < expires
+    def redeem(self, token: str, name: str, arguments: dict[str, Any]) -> tuple[bool, str | None]:
+        """(valid, the preview's hash): valid when the token was issued for this very call and is
+        still fresh. It is gone either way."""
+        call, preview, expires = self._issued.pop(token, ("", None, 0.0))
+        return call == self._call(name, arguments) and self.clock() < expires, preview
 
 
 def mcp_tool(tool: Tool) -> types.Tool:
@@ -104,6 +107,7 @@ class ToolServer:
         self.session = self.store.create("mcp")
         self.confirmations = confirmations or Confirmations()
         self._answers: dict[str, str] = {}
+        self._binding: str | None = None  # what the redeemed token's preview showed
         self._progress: Callable[[Event], None] | None = None
         self._lock = threading.Lock()  # one call at a time: the session, answers and progress are shared
         self.agent = Agent(self.session, Surface(self._on_event, self._answer), Context(workspace=workspace),
@@ -121,10 +125,14 @@ class ToolServer:
             print(redact(str(event.get("line", ""))), file=sys.stderr)
 
     def _answer(self, question: Question) -> str | None:
-        """A gate question, answered by the call's own arguments once the user has confirmed it."""
+        """A gate question, answered only by an explicit `answers` entry, never by the model's own
+        suggestion; a confirm is a yes only while what it binds (the preview's hash) is what the
+        token was issued for."""
         if question.kind == "confirm":
-            return "yes"
-        return match_answer(question, self._answers.get(question.kind) or question.suggestion)
+            return "yes" if question.binding == self._binding else None
+        if question.binding != self._binding:  # what the question is about changed since the preview
+            return None
+        return match_answer(question, self._answers.get(question.kind))
 
     def call(self, name: str, arguments: dict[str, Any],
              progress: Callable[[Event], None] | None = None) -> types.CallToolResult:
@@ -137,10 +145,18 @@ class ToolServer:
             self._progress = progress
             self._answers = {str(k): str(v) for k, v in (arguments.get(ANSWERS_FIELD) or {}).items()}
             if tool.effect is Effect.EXTERNAL:
-                if not (token and self.confirmations.redeem(str(token), name, arguments)):
+                valid, self._binding = self.confirmations.redeem(str(token), name, arguments) if token else (
+                    False, None)
+                if not valid:
                     return self._preview(tool, arguments, stale=token is not None)
                 arguments.pop(ANSWERS_FIELD, None)
-            return _result(self.agent.run_tool(tool, arguments))
+            try:
+                outcome = self.agent.call(tool, arguments)
+            finally:
+                self._binding = None
+            if outcome.status == "declined" and tool.entry.confirms:  # the preview's hash no longer holds
+                return self._preview(tool, {**arguments, ANSWERS_FIELD: self._answers}, stale=True)
+            return _result(outcome)
 
     def _preview(self, tool: Tool, arguments: dict[str, Any], stale: bool) -> types.CallToolResult:
         """Ask the gate's questions without running anything, and hand out a token for this exact call.
@@ -151,7 +167,8 @@ class ToolServer:
         asked: list[tuple[Question, str | None]] = []
 
         def ask(question: Question) -> str | None:
-            answer = self._answer(question)
+            # A provisional yes: the token it earns runs only while the preview's hash still holds.
+            answer = "yes" if question.kind == "confirm" else match_answer(question, self._answers.get(question.kind))
             asked.append((question, answer))
             return answer
 
@@ -160,20 +177,21 @@ class ToolServer:
         try:
             admitted = gates.admit(tool, tool.parse(given))
         except Refused as refused:  # the tool's own preview says it cannot run: nothing to confirm
-            return _result({"ok": False, "result": refused.preview.model_dump(mode="json"),
-                            "text": refused.preview.render()})
+            return _result(Outcome.refused(tool.name, refused.preview))
         except Declined:
             question = asked[-1][0]
             return _error(f"{tool.name} needs the user's answer first: {question.prompt} "
                           f"({' / '.join(question.options)}). Ask the user, then call {tool.name} again with "
-                          f"{ANSWERS_FIELD}={{\"{question.kind}\": <their answer>}} (or the matching argument).",
+                          f"{ANSWERS_FIELD}={{\"{question.kind}\": <their answer>}}; a value you pass yourself "
+                          "is only a suggestion.",
                           {"needs_answer": question.event()})
         except ToolError as error:
             return _error(error.one_line(), {"error": error.to_dict()})
         except Exception as error:  # a tool's preview that crashes is a bug to report, not a dead server
             return _error(f"{tool.name} failed while previewing: {type(error).__name__}: {error}; "
                           "this is a bug in rlpilot")
-        token = self.confirmations.issue(tool.name, arguments)
+        bound = next((q.binding for q, _ in reversed(asked) if q.binding), None)
+        token = self.confirmations.issue(tool.name, arguments, bound)
         lines = ["That token is not valid for this call (used, expired, or issued for other arguments); "
                  "here is a new preview.", ""] if stale else []
         lines += [f"Confirmation needed: {tool.name} acts outside this machine. Show the user what it will do, "
@@ -202,16 +220,12 @@ class _Preview(Gatekeeper):
         pass
 
 
-def _result(outcome: dict[str, Any]) -> types.CallToolResult:
-    if "result" in outcome:
+def _result(outcome: Outcome) -> types.CallToolResult:
+    if outcome.result is not None:
         # A check that found problems is still a good answer: the result model says so itself.
-        text = outcome.get("text") or json.dumps(outcome["result"], indent=2)
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=outcome["result"])
-    if outcome.get("declined"):
-        return _error(f"declined: {outcome['message']}")
-    error = outcome["error"]
-    hint = f"; {error['hint']}" if error.get("hint") else ""
-    return _error(f"{error['message']} ({error['code']}){hint}", {"error": error})
+        return types.CallToolResult(content=[types.TextContent(text=redact(outcome.result.render()))],
+                                    structured_content=json.loads(redact(json.dumps(outcome.data))))
+    return _error(redact(outcome.failure_text()), {"error": outcome.error} if outcome.error else None)
 
 
 def build_server(tools: ToolServer) -> Server:

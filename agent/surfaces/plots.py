@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.catalog import Shows, shows
 from tools.diagnose.plot import MAIN_CURVES
 
 _BARS = "▁▂▃▄▅▆▇█"
-_TOOLS = {"diagnose", "train_metrics", "train_status"}
 
 
 @dataclass
@@ -38,10 +38,10 @@ def sparkline(values: list[float], width: int = 40) -> str:
 
 
 def source_of(event: dict[str, Any]) -> Path | None:
-    """The metrics a tool result is about (`diagnose`, `train metrics|status`), else None."""
+    """The metrics a result is about, when its tool declares that it shows a run's curves; else None."""
     result = event.get("result") or {}
     source = result.get("source") or (result.get("metrics") or {}).get("source")
-    return Path(source) if event.get("name") in _TOOLS and source else None
+    return Path(source) if shows(str(event.get("name"))) is Shows.CURVES and source else None
 
 
 def curves_of(event: dict[str, Any]) -> list[Curve]:

@@ -30,11 +30,19 @@ from slack_bolt import App
 from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 
-from agent.chat import OFFLINE, failure_text, slash
 from agent.gates import Question, match_answer
 from agent.loop import Agent, Surface
+from agent.outcome import failure_text
 from agent.sessions import Session, Store
-from agent.surfaces.common import add_endpoint_options, available_tools, endpoint_of, start_conversation
+from agent.surfaces.common import (
+    OFFLINE,
+    add_endpoint_options,
+    available_tools,
+    endpoint_of,
+    model_client,
+    slash,
+    start_conversation,
+)
 from agent.surfaces.plots import curves_of, source_of
 from tools.catalog import Effect, by_name
 from tools.contract import BadInput, Context, Event, Tool, ToolError
@@ -179,10 +187,8 @@ class SlackBot:
             busy.release()
 
     def _run(self, session: Session, channel: str, thread_ts: str, text: str) -> None:
-        from agent.model import ModelClient
-
         thread = ThreadSurface(self, channel, thread_ts)
-        client = ModelClient(self.endpoint, stream=False) if self.endpoint else None
+        client = model_client(self.endpoint, self.workspace, stream=False)
         agent = Agent(session, Surface(thread.emit, thread.ask), Context(workspace=self.workspace), client,
                       self.tools)
         start_conversation(agent)

@@ -1,14 +1,23 @@
-"""The terminal chat's face when a person sits at it: rich rendering of the same events.
+"""`rlpilot chat`: the terminal chat, plain (a pipe, `--json`) or rich (a person at a terminal).
 
-Replies stream as Markdown, each tool call is a line and its result a panel (config edits as a
-coloured diff, a run's metrics as terminal plots), progress events drive a progress bar, gate
-questions are panels with numbered choices, and the report is rendered as Markdown. Input,
-answers and Ctrl-C handling stay with `agent.chat.Chat`, which this only re-renders.
+When stdin is not a terminal each line is the next user message, except that a pending
+question takes the next line as its answer, and end of input ends the session. `--json` prints
+one event per line. Without a model endpoint the chat still serves slash commands, through the
+same tools and gates.
+
+With a person at the terminal, replies stream as Markdown, each tool call is a line and its
+result a panel (config edits as a coloured diff, a run's metrics as terminal plots), progress
+events drive a progress bar, gate questions are panels with numbered choices, and the report is
+rendered as Markdown. Input, answers and Ctrl-C handling are the plain chat's.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console, Group
@@ -19,9 +28,90 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.syntax import Syntax
 from rich.text import Text
 
-from agent.chat import Chat, failure_text
-from agent.gates import Question
+from agent.gates import Question, match_answer
+from agent.loop import Agent, Surface
+from agent.outcome import failure_text
+from agent.sessions import SessionNotFound, Store
+from agent.surfaces.common import (
+    OFFLINE,
+    QUIT,
+    add_endpoint_options,
+    available_tools,
+    close_with_report,
+    endpoint_of,
+    model_client,
+    slash,
+    start_conversation,
+)
 from agent.surfaces.plots import curves_of
+from tools.catalog import Shows, shows
+from tools.contract import BadInput, Context
+from tools.workspace import rlpilot_home
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rlpilot chat", description="Chat with rlpilot.")
+    add_endpoint_options(p)
+    p.add_argument("--session", help="resume this session (see `rlpilot sessions`)")
+    p.add_argument("--json", action="store_true", help="print one JSON event per line")
+    p.add_argument("--no-stream", action="store_true", help="ask the model for whole replies")
+    return p
+
+
+class Chat:
+    def __init__(self, lines: Iterator[str], as_json: bool, interactive: bool):
+        self.lines = lines
+        self.as_json = as_json
+        self.interactive = interactive
+        self.streamed = False
+
+    def emit(self, event: dict[str, Any]) -> None:
+        if self.as_json:
+            print(json.dumps(event), flush=True)
+            return
+        kind = event.get("type")
+        if kind == "assistant" and not self.streamed:
+            print(event["text"])
+        elif kind == "assistant":
+            print()
+        elif kind == "tool_call":
+            print(f"  > {event['name']} {json.dumps(event['arguments'])}")
+        elif kind == "tool_result":
+            print(_indent(event.get("text") or failure_text(event)))
+        elif kind == "progress":
+            print(f"  {event.get('label', 'progress')}: {event.get('done')}/{event.get('total') or '?'}")
+        elif kind == "log" and event.get("finding"):  # a new finding while `train watch` follows a run
+            print(f"  ! {event['line']}")
+        elif kind in ("error", "notice"):
+            print(f"rlpilot: {event['message']}", file=sys.stderr if kind == "error" else sys.stdout)
+        self.streamed = False
+
+    def on_text(self, delta: str) -> None:
+        if not self.as_json:
+            self.streamed = True
+            print(delta, end="", flush=True)
+
+    def show_question(self, question: Question) -> None:
+        if question.detail:
+            print(_indent(question.detail))
+        suggestion = f" (suggested: {question.suggestion})" if question.suggestion else ""
+        options = " / ".join(f"{i}. {o}" for i, o in enumerate(question.options, 1))
+        print(f"? {question.prompt}{suggestion}\n  {options}")
+
+    def reprompt(self, question: Question) -> None:
+        print(f"  please answer with one of: {', '.join(question.options)}")
+
+    def ask(self, question: Question) -> str | None:
+        self.emit(question.event())
+        if not self.as_json:
+            self.show_question(question)
+        while True:
+            text = next(self.lines, None)
+            answer = match_answer(question, text)
+            if answer is not None or text is None or not self.interactive:
+                self.emit({"type": "answer", "value": answer})
+                return answer
+            self.reprompt(question)
 
 
 class RichChat(Chat):
@@ -69,7 +159,7 @@ class RichChat(Chat):
                                  (json.dumps(event["arguments"]), "dim")))
         elif kind == "tool_result":
             self._last_result = event.get("text") or failure_text(event)
-            if event["name"] != "report":  # the report event shows it whole
+            if shows(event["name"]) is not Shows.REPORT:  # the report event shows it whole
                 print_(self._result_panel(event))
             plots = curves_of(event)
             if plots:
@@ -119,3 +209,86 @@ class RichChat(Chat):
     def reprompt(self, question: Question) -> None:
         self.console.print(Text(f"please answer with a number or one of: {', '.join(question.options)}",
                                 style="yellow"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parser().parse_args(argv)
+    workspace = Path.cwd()
+    interactive = sys.stdin.isatty()
+    if interactive and sys.stdout.isatty() and not options.json:
+        chat: Chat = RichChat(_input_lines(interactive))
+    else:
+        chat = Chat(_input_lines(interactive), options.json, interactive)
+    store = Store(rlpilot_home(workspace))
+    try:
+
+        session = store.open(options.session) if options.session else store.create("terminal")
+        endpoint = endpoint_of(options, workspace)
+    except SessionNotFound:
+        print(f"rlpilot chat: no session {options.session} (see `rlpilot sessions`)", file=sys.stderr)
+        return 2
+    except BadInput as error:
+        print(f"rlpilot chat: {error.one_line()}", file=sys.stderr)
+        return 2
+    client = model_client(endpoint, workspace, stream=not options.no_stream)
+    agent = Agent(session, Surface(chat.emit, chat.ask, chat.on_text), Context(workspace=workspace), client,
+                  available_tools())
+    chat.emit({"type": "session", "id": session.id,
+               "model": f"{endpoint.model} at {endpoint.base_url} ({endpoint.source})" if endpoint else None})
+    if client is None:
+        chat.emit({"type": "notice", "message": OFFLINE})
+    start_conversation(agent)
+
+    for line in chat.lines:
+        text = line.strip()
+        if not text:
+            continue
+        if text in QUIT:
+            break
+        if text.startswith("/"):
+            try:
+                slash(agent, chat.emit, text)
+            except KeyboardInterrupt:  # as in a model turn: the command ends, the session goes on
+                chat.emit({"type": "error", "message": "turn cancelled"})
+        elif client is None:
+            chat.emit({"type": "notice", "message": "offline: no model to answer that; /help lists the commands"})
+        else:
+            agent.send(text)
+    close_with_report(agent)
+    return 0
+
+
+def _input_lines(interactive: bool) -> Iterator[str]:
+    while True:
+        try:
+            yield input("you> ") if interactive else sys.stdin.readline() or _eof()
+        except EOFError:
+            return
+        except KeyboardInterrupt:
+            print("\n(Ctrl-C cancels a running turn; Ctrl-D or /quit ends the session)")
+
+
+def _eof() -> str:
+    raise EOFError
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
+
+
+def sessions_main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="rlpilot sessions", description="List chat sessions, newest first.")
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
+    options = p.parse_args(argv)
+    sessions = Store(rlpilot_home(Path.cwd())).list()
+    if options.json:
+        print(json.dumps(sessions, indent=2))
+        return 0
+    import datetime
+
+    for s in sessions:
+        when = datetime.datetime.fromtimestamp(s["updated"]).strftime("%Y-%m-%d %H:%M")
+        print(f"{s['id']}  {when}  {s['surface']:<9} {s['messages']:>4} messages  {s['title']}")
+    if not sessions:
+        print("no sessions yet: start one with `rlpilot chat`")
+    return 0

@@ -10,6 +10,7 @@ Facts the code relies on (read in prime_cli/commands/env.py, checked against the
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -17,7 +18,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
-from tools.envs.package import check_package
+from tools.envs.package import PackageReport, check_package
 from tools.envs.refs import FORMS, EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
 from tools.findings import Finding
 from tools.prime_runner import (
@@ -38,7 +39,7 @@ EnvArg = Annotated[str, Arg(positional=True, metavar="ENV"), Field(description=F
 
 
 def _local_dir_or_fail(ctx: Context, ref: EnvRef, path: Path | None = None) -> Path:
-    folder = (ctx.workspace / path if path else local_env_dir(ctx.workspace, ref)).resolve()
+    folder = (ctx.resolve(path) if path else local_env_dir(ctx.workspace, ref)).resolve()
     if not folder.is_dir():
         hint = "pass --path to its folder, or create it with `vf-init NAME` under environments/"
         if (ctx.workspace / "environments" / ref.name).is_dir() and ref.name != ref.folder_name:
@@ -150,18 +151,30 @@ def env_status(args: EnvStatusInput, ctx: Context) -> EnvStatusResult:
 
 # -- push ------------------------------------------------------------------------------------
 
+# Left out of a push, as `prime env push` builds the package (caches, builds, eval outputs).
+_NOT_PUSHED = {"__pycache__", "build", "dist", "outputs"}
+MAX_PUSHED_FILES = 5000
+
 
 class EnvPushInput(BaseModel):
     env: EnvArg
     path: Annotated[Path | None, Arg(metavar="DIR"),
                     Field(description="The environment's folder (default: environments/<name>).")] = None
     visibility: Annotated[Literal["PUBLIC", "PRIVATE"] | None,
+                          Arg(asks="visibility", prompt="Push {package} {version} from {path} to the Hub as "
+                                                        "PUBLIC or PRIVATE?"),
                           Field(description="Who may see the environment on the Hub; the user chooses.")] = None
+    binding: Annotated[str | None, Arg(cli_only=True),
+                       Field(description="The hash of the files the user confirmed; other files are not pushed.")] \
+        = None
 
 
 class EnvPushResult(ToolResult):
     env: str
     path: str
+    package: str | None = Field(None, description="The project name in its pyproject.toml.")
+    files: int = Field(0, description="How many files the push sends.")
+    fingerprint: str | None = Field(None, description="A hash of the files the push sends.")
     pushed: bool
     hub_id: str | None = Field(None, description="owner/name on the Hub, for the training config.")
     visibility: str | None = None
@@ -176,32 +189,91 @@ class EnvPushResult(ToolResult):
         if self.pushed:
             lines.insert(0, f"pushed {self.hub_id} {self.version or ''} ({self.visibility}, {self.runtime})")
             lines.insert(1, f"page: {self.url}")
-        else:
+        elif self.refused():
             lines.insert(0, f"not pushed: {self.path} is not ready for the Hub")
+        else:
+            lines.insert(0, f"would push {self.package} {self.version or ''}: {self.files} files from {self.path}")
         return "\n".join(lines + [f"next: {self.next}"])
 
     def exit_code(self) -> int:
         return 0 if self.pushed else 1
+
+    def refused(self) -> bool:
+        return any(f.severity == "error" for f in self.findings)
+
+    def binding(self) -> str | None:
+        return self.fingerprint
 
 
 def push_argv(folder: Path, visibility: str, owner: str | None) -> list[str]:
     return ["env", "push", "--path", str(folder), "--visibility", visibility] + (["--owner", owner] if owner else [])
 
 
-def env_push(args: EnvPushInput, ctx: Context) -> EnvPushResult:
+def push_preview(args: EnvPushInput, ctx: Context) -> EnvPushResult:
+    """What a push would send, after every check the push makes (the id, the folder, the package, login)."""
+    ref, folder, report = _checked_push(args, ctx)
+    files = _pushed_files(folder)
+    preview = EnvPushResult(env=ref.text, path=str(folder), package=report.name, version=report.version,
+                            files=len(files), fingerprint=_fingerprint(folder, files), pushed=False,
+                            findings=report.findings, next="choose PUBLIC or PRIVATE")
+    if preview.refused():
+        preview.next = f"fix the errors, then `rlpilot env push {ref.text} --visibility PUBLIC|PRIVATE`"
+    elif not prime_login(prime_environment(ctx.workspace))[0]:
+        raise ToolError("not-logged-in", f"pushing {ref.name} needs a Prime login", LOGIN_HINT)
+    return preview
+
+
+def _checked_push(args: EnvPushInput, ctx: Context) -> tuple[EnvRef, Path, PackageReport]:
     ref = parse_env_ref(args.env)
     if ref.version:
         raise BadInput("bad-env-id", f"{ref.text}: a push takes its version from pyproject.toml",
                        f"drop @{ref.version}, and set [project].version instead")
-    if args.visibility is None:
-        raise BadInput("visibility-required", f"choose who may see {ref.name} on the Environments Hub: PUBLIC "
-                       "(anyone) or PRIVATE (you and your team); rlpilot never picks for you",
-                       "pass --visibility PUBLIC or --visibility PRIVATE")
     folder = _local_dir_or_fail(ctx, ref, args.path)
     report = check_package(folder)
+    if report.name and _normalized(report.name) != _normalized(ref.name):
+        raise BadInput("env-mismatch", f"{folder} holds the package {report.name!r}, not {ref.name!r}",
+                       f"push it by its own name (`rlpilot env push {report.name} --path {args.path or folder}`), "
+                       f"or point --path at {ref.name}'s folder")
+    return ref, folder, report
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pushed_files(folder: Path) -> list[Path]:
+    """The files a push sends: the package, without caches, builds, outputs or hidden folders."""
+    kept = []
+    for path in sorted(folder.rglob("*")):
+        parts = path.relative_to(folder).parts
+        if path.is_file() and not any(p.startswith(".") or p in _NOT_PUSHED for p in parts):
+            kept.append(path)
+        if len(kept) > MAX_PUSHED_FILES:
+            raise BadInput("env-too-large", f"{folder} has more than {MAX_PUSHED_FILES} files to push",
+                           "move data and outputs out of the environment's folder")
+    return kept
+
+
+def _fingerprint(folder: Path, files: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def env_push(args: EnvPushInput, ctx: Context) -> EnvPushResult:
+    if args.visibility is None:
+        raise BadInput("visibility-required", f"choose who may see {args.env} on the Environments Hub: PUBLIC "
+                       "(anyone) or PRIVATE (you and your team); rlpilot never picks for you",
+                       "pass --visibility PUBLIC or --visibility PRIVATE")
+    ref, folder, report = _checked_push(args, ctx)
     if not report.ok:
-        return EnvPushResult(env=ref.text, path=str(folder), pushed=False, findings=report.findings,
+        return EnvPushResult(env=ref.text, path=str(folder), package=report.name, pushed=False,
+                             findings=report.findings,
                              next=f"fix the errors, then `rlpilot env push {ref.text} --visibility {args.visibility}`")
+    if args.binding and args.binding != _fingerprint(folder, _pushed_files(folder)):
+        raise ToolError("changed-since-preview", f"the files in {folder} changed after the push was confirmed",
+                        "look at the new preview and choose the visibility again")
     if not prime_login(prime_environment(ctx.workspace))[0]:
         raise ToolError("not-logged-in", f"pushing {ref.name} needs a Prime login", LOGIN_HINT)
 
@@ -219,7 +291,7 @@ def env_push(args: EnvPushInput, ctx: Context) -> EnvPushResult:
     runtime = re.search(r"Publishing as (.+?) \(from", text)
     hub_id = pushed.group(1)
     return EnvPushResult(
-        env=ref.text, path=str(folder), pushed=True, hub_id=hub_id, visibility=args.visibility,
+        env=ref.text, path=str(folder), package=report.name, pushed=True, hub_id=hub_id, visibility=args.visibility,
         version=report.version, runtime=runtime.group(1) if runtime else "Unclassified",
         url=f"{HUB_URL}/{hub_id}", findings=report.findings,
         next=f"point the training config at it, e.g. `rlpilot config set CONFIG "

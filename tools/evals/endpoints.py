@@ -1,4 +1,4 @@
-"""Endpoint aliases: `configs/endpoints.toml` in verifiers' `[[endpoint]]` registry format.
+"""EndpointAlias aliases: `configs/endpoints.toml` in verifiers' `[[endpoint]]` registry format.
 
 Schema (verifiers 0.2.0 `_normalize_toml_endpoints`; shared/research/verifiers-prime.md section 3):
 `endpoint_id`, `model`, `url` (or `api_base_url`), `key` (or `api_key_var`: the NAME of the
@@ -21,7 +21,7 @@ _SPELLINGS = {"url": ("url", "api_base_url"), "key": ("key", "api_key_var"), "ty
 
 
 @dataclass(frozen=True)
-class Endpoint:
+class EndpointAlias:
     alias: str
     model: str
     url: str
@@ -41,7 +41,7 @@ def registry_files(workspace: Path) -> list[Path]:
     return unique
 
 
-def load_registry(path: Path) -> dict[str, Endpoint]:
+def load_registry(path: Path) -> dict[str, EndpointAlias]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
@@ -51,7 +51,7 @@ def load_registry(path: Path) -> dict[str, Endpoint]:
     if not isinstance(entries, list):
         raise BadInput("bad-endpoints-file", f"{path}: `endpoint` must be an array of tables ([[endpoint]])",
                        "write each alias as an [[endpoint]] table")
-    found: dict[str, Endpoint] = {}
+    found: dict[str, EndpointAlias] = {}
     for number, entry in enumerate(entries, 1):
         where = f"{path}, [[endpoint]] #{number}"
         if "client_type" in entry:
@@ -65,7 +65,7 @@ def load_registry(path: Path) -> dict[str, Endpoint]:
             raise BadInput("bad-endpoints-file", f"{where} lacks {', '.join(missing)}",
                            "each alias needs endpoint_id, model, url and key (the API key's variable name)")
         alias = str(fields["endpoint_id"])
-        endpoint = Endpoint(alias, str(fields["model"]), str(fields["url"]), str(fields["key"]),
+        endpoint = EndpointAlias(alias, str(fields["model"]), str(fields["url"]), str(fields["key"]),
                             fields["type"] and str(fields["type"]), str(path))
         earlier = found.get(alias)
         if earlier and earlier.model != endpoint.model:
@@ -75,7 +75,7 @@ def load_registry(path: Path) -> dict[str, Endpoint]:
     return found
 
 
-def resolve_endpoint(alias: str, workspace: Path) -> Endpoint:
+def find_alias(alias: str, workspace: Path) -> EndpointAlias:
     files = registry_files(workspace)
     known: list[str] = []
     for path in files:

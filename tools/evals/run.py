@@ -11,6 +11,7 @@ Every rollout can error while the CLI exits 0, so the run is judged by its resul
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -30,11 +31,12 @@ from tools import process
 from tools.configs.eras import prime_cli_is_native, version_tuple
 from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
 from tools.envs.refs import EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
-from tools.evals.endpoints import resolve_endpoint
+from tools.evals.endpoints import find_alias
 from tools.evals.results import LEGACY_METADATA, LEGACY_RESULTS, TRACES_FILE, locate, read_run
 from tools.evals.summarize import EvalSummary, summarize_run
+from tools.prime_runner import cli_args, find_prime, prime_environment, raise_known_failure
 from tools.stack import StackInput, StackResult, stack_info
-from tools.workspace import module_origin, rlpilot_home, search_path, workspace_interpreter
+from tools.workspace import module_origin, rlpilot_home, workspace_interpreter
 
 Form = Literal["vf-eval", "vf-eval-legacy", "prime-local", "prime-hosted"]
 
@@ -51,8 +53,6 @@ _KNOWN_FAILURES = (
      "install it: `uv pip install -e environments/NAME`, or `prime env install owner/NAME`"),
     ("not authenticated with prime", "runtime-needs-login", "the Prime sandbox runtime needs a Prime login",
      "run `prime login`, or use --runtime subprocess"),
-    ("No API key configured", "not-logged-in", "hosted evals need a Prime login",
-     "run `prime login`, or export PRIME_API_KEY"),
     ("require an upstream environment", "env-not-published", "hosted evals run published environments only",
      "publish it first: `rlpilot env push ENV`"),
     ("failed to prepare uv script", "harness-setup-failed", "the harness could not install its packages",
@@ -64,12 +64,13 @@ class EvalRunInput(BaseModel):
     env: Annotated[str, Arg(positional=True),
                    Field(description="The environment: an installed local name, or owner/name for --hosted.")]
     model: Annotated[str | None, Arg(short="-m"), Field(description="The model id sent to the endpoint.")] = None
-    endpoint: Annotated[str | None, Arg(metavar="ALIAS"),
+    endpoint: Annotated[str | None, Arg(metavar="ALIAS", asks="model-family", answered_by=("model", "base_url")),
                         Field(description="An alias from configs/endpoints.toml (model, URL and key variable).")] = None
-    base_url: Annotated[str | None, Arg(metavar="URL"),
+    # A key goes only where the user sent it: a URL and key variable are a person's to type.
+    base_url: Annotated[str | None, Arg(metavar="URL", user_decision=True),
                         Field(description="OpenAI-compatible base URL (default: the alias's, else Prime "
                                           "Inference).")] = None
-    api_key_var: Annotated[str | None, Arg(metavar="VAR"),
+    api_key_var: Annotated[str | None, Arg(metavar="VAR", user_decision=True),
                            Field(description="NAME of the environment variable holding the API key.")] = None
     num_examples: Annotated[int, Arg(short="-n"), Field(ge=1, description="Examples to evaluate.")] = 20
     rollouts: Annotated[int, Arg(short="-r"), Field(ge=1, description="Rollouts per example (group size).")] = 3
@@ -85,6 +86,8 @@ class EvalRunInput(BaseModel):
         description="vf-eval runtime; `subprocess` runs on this machine, `prime` in a paid sandbox.")] = "subprocess"
     timeout_minutes: Annotated[float, Arg(cli_only=True),
                                Field(gt=0, description="Stop the eval after this long.")] = 30
+    binding: Annotated[str | None, Arg(cli_only=True),
+                       Field(description="The plan the user confirmed (its hash); a different plan is refused.")] = None
 
 
 class EvalRunResult(ToolResult):
@@ -116,6 +119,33 @@ class EvalRunResult(ToolResult):
         return 0 if self.ok else 1
 
 
+class EvalPlan(ToolResult):
+    """What an eval would run, and where its key would go: what the user confirms."""
+
+    form: Form
+    env: str
+    model: str
+    base_url: str | None = Field(description="Where the requests (and the key) go; the platform for hosted evals.")
+    api_key_var: str | None = Field(description="The variable whose value is sent as the key (never the value).")
+    num_examples: int
+    rollouts: int
+    upload: bool
+    command: list[str]
+
+    def render(self) -> str:
+        where = "on the Prime platform (hosted)" if self.form == "prime-hosted" else f"against {self.base_url}"
+        key = f", with the key in ${self.api_key_var}" if self.api_key_var else ", with no key"
+        return "\n".join([
+            f"eval {self.env} with {self.model} {where}{key}",
+            f"{self.num_examples} examples x {self.rollouts} rollouts = {self.num_examples * self.rollouts} "
+            f"model calls or more; results {'uploaded to the platform' if self.upload else 'kept here'}",
+            f"command: {' '.join(self.command)}"])
+
+    def binding(self) -> str:
+        fixed = self.model_dump(exclude={"command"})
+        return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
+
+
 @dataclass
 class Target:
     model: str
@@ -131,7 +161,22 @@ class Plan:
     run_dir: Path | None = None
 
 
-def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
+@dataclass
+class Prepared:
+    args: EvalRunInput
+    target: Target
+    plan: Plan
+    environ: dict[str, str]
+
+    def preview(self) -> EvalPlan:
+        args, target = self.args, self.target
+        return EvalPlan(form=self.plan.form, env=args.env, model=target.model, base_url=target.base_url,
+                        api_key_var=target.key_var, num_examples=args.num_examples, rollouts=args.rollouts,
+                        upload=args.upload, command=self.plan.argv)
+
+
+def _prepare(args: EvalRunInput, ctx: Context) -> Prepared:
+    """Everything an eval checks before it runs, so its preview refuses what the run would refuse."""
     ref = parse_env_ref(args.env)
     if args.hosted and not args.upload:
         raise BadInput("hosted-always-uploads", "a hosted eval keeps its results on the platform; it cannot "
@@ -139,16 +184,27 @@ def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
     if args.hosted and not ref.is_hub:
         args = args.model_copy(update={"env": _published_id(ref, ctx.workspace)})
     target = resolve_target(args, ctx.workspace)
-    environ = dict(os.environ)
-    interpreter = workspace_interpreter(ctx.workspace, environ)
-    environ["PATH"] = search_path(interpreter, environ)
-    environ["PRIME_DISABLE_VERSION_CHECK"] = "1"
+    environ = prime_environment(ctx.workspace)
     stack = stack_info(StackInput(), ctx)
-    started = time.time()
     plan = plan_command(args, target, stack, environ, ctx.workspace, run_name(args.env, target.model))
     if plan.form != "prime-hosted":
-        _check_installed(ref, interpreter.python, environ, ctx.workspace)
+        _check_installed(ref, workspace_interpreter(ctx.workspace, environ).python, environ, ctx.workspace)
         _check_endpoint(target, environ, stack)
+    return Prepared(args, target, plan, environ)
+
+
+def eval_plan(args: EvalRunInput, ctx: Context) -> EvalPlan:
+    """`eval run`'s preview: the checks it makes, and the model, URL, key variable and counts it would use."""
+    return _prepare(args, ctx).preview()
+
+
+def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
+    prepared = _prepare(args, ctx)
+    if args.binding and args.binding != prepared.preview().binding():
+        raise ToolError("changed-since-preview", "the eval would now run differently from what was confirmed "
+                        "(model, URL, key variable or counts)", "look at the new preview and confirm again")
+    args, target, plan, environ = prepared.args, prepared.target, prepared.plan, prepared.environ
+    started = time.time()
     ctx.emit({"type": "log", "line": "running " + " ".join(plan.argv)})
     outcome, total = _run_with_progress(plan, args, environ, ctx)
     result = EvalRunResult(form=plan.form, command=outcome.argv, env=args.env, model=target.model,
@@ -185,7 +241,7 @@ def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
 
 def resolve_target(args: EvalRunInput, workspace: Path) -> Target:
     """Which model, URL and key variable: explicit flags over the alias over Prime Inference."""
-    alias = resolve_endpoint(args.endpoint, workspace) if args.endpoint else None
+    alias = find_alias(args.endpoint, workspace) if args.endpoint else None
     model = args.model or (alias.model if alias else None)
     if not model:
         raise BadInput("no-model", "say which model to evaluate", "pass -m MODEL (with --base-url for your own "
@@ -208,13 +264,12 @@ def plan_command(args: EvalRunInput, target: Target, stack: StackResult, environ
                  workspace: Path, name: str) -> Plan:
     counts = ["-m", target.model, "-n", str(args.num_examples), "-r", str(args.rollouts)]
     if args.hosted:
-        prime = _program("prime", environ, "hosted evals need the Prime CLI: `uv tool install prime`")
         keys = (["-b", target.base_url] if target.base_url else []) + \
                (["-k", target.key_var] if target.key_var else [])
-        # --plain is prime's terse mode for tools; the samples land where the summary reads them.
+        # The samples land where the summary reads them.
         samples = rlpilot_home(workspace, environ) / "evals" / name / LEGACY_RESULTS
-        return Plan("prime-hosted", [prime, "eval", "run", args.env, "--hosted", *counts, *keys, "--follow",
-                                     "--eval-name", name, "--plain"],
+        return Plan("prime-hosted", [find_prime(environ), *cli_args(["eval", "run", args.env, "--hosted", *counts,
+                                                                     *keys, "--follow", "--eval-name", name])],
                     results=lambda: samples if samples.is_file() else None, run_dir=samples.parent)
     verifiers = stack.verifiers.version if stack.verifiers else None
     if verifiers and version_tuple(verifiers) >= (0, 4):
@@ -344,6 +399,8 @@ def _run_with_progress(plan: Plan, args: EvalRunInput, environ: dict[str, str], 
 def _raise_failure(outcome: process.ProcessResult, text: list[str], result: EvalRunResult) -> None:
     joined = "\n".join(text)
     where = f" (evaluation {result.evaluation_id}: {result.viewer_url})" if result.evaluation_id else ""
+    if result.form == "prime-hosted":
+        raise_known_failure(outcome, f"the hosted eval{where}", os.environ)
     for marker, code, message, hint in _KNOWN_FAILURES:
         if marker in joined:
             raise ToolError(code, message + where, hint)
@@ -370,8 +427,9 @@ def _fetch_hosted_samples(result: EvalRunResult, prime: str, folder: Path, envir
     Samples are optional (`.samples[].example_id?`, `.score?` in prime 0.18's help): when they
     are missing or unreadable the result keeps the evaluation id and viewer link only.
     """
-    outcome = process.run([prime, "eval", "samples", str(result.evaluation_id), "-n", "1000", "-o", "json",
-                           "--plain"], cwd=ctx.workspace, env=environ, timeout=120, keep_lines=1_000_000)
+    outcome = process.run([prime, *cli_args(["eval", "samples", str(result.evaluation_id), "-n", "1000", "-o",
+                                             "json"])], cwd=ctx.workspace, env=environ, timeout=120,
+                          keep_lines=1_000_000)
     try:
         samples = json.loads(outcome.stdout).get("samples") or []
     except (ValueError, AttributeError):

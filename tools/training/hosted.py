@@ -80,6 +80,7 @@ def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
                             next="confirm with --yes to launch" if ready else "fix the errors, then run it again")
 
     plan.validation = "checked by `prime train` before it submits"
+    config = Path(plan.snapshot or plan.config)
     try:
         outcome = run_prime(launch_argv(config, plan.secrets), ctx, what=f"launching {config.name}",
                             timeout=LAUNCH_TIMEOUT, check=False)

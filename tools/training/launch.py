@@ -7,6 +7,7 @@ found, all at once. The gate layer shows that same summary before it passes `yes
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -17,8 +18,9 @@ from tools.configs.detect import Installed
 from tools.configs.document import load, lookup
 from tools.configs.eras import Dialect
 from tools.configs.lint import check_data
-from tools.contract import Arg, Context, ToolResult
+from tools.contract import Arg, Context, ToolError, ToolResult
 from tools.findings import Finding, errors, render
+from tools.workspace import rlpilot_home
 
 # prime-rl's own defaults when `[deployment]` says nothing (prime-rl.md section 1.3).
 DEFAULT_TRAIN_GPUS = 1
@@ -41,6 +43,8 @@ class LaunchPlan(BaseModel):
     validation: str = ""
     memory: str | None = Field(None, description="A rough per-GPU memory estimate (local runs).")
     command: list[str] = Field(default_factory=list)
+    config_sha256: str = Field("", description="The hash of the config's bytes: what a confirmation binds.")
+    snapshot: str | None = Field(None, description="The copy of the confirmed bytes that runs.")
 
     @property
     def gpus(self) -> int:
@@ -80,6 +84,9 @@ class LaunchInput(BaseModel):
     prime_rl: Annotated[Path | None, Arg(metavar="PATH"),
                         Field(description="The prime-rl checkout for a local run (default: RLPILOT_PRIME_RL).")] = None
     yes: Annotated[bool, Arg(user_decision=True), Field(description="Launch (the user confirmed the summary).")] = False
+    binding: Annotated[str | None, Arg(cli_only=True),
+                       Field(description="The config hash the user confirmed; a config changed since is refused.")] \
+        = None
 
 
 class LaunchResult(ToolResult):
@@ -106,6 +113,9 @@ class LaunchResult(ToolResult):
     def refused(self) -> bool:
         return bool(self.errors)
 
+    def binding(self) -> str:
+        return self.plan.config_sha256
+
 
 def train_launch(args: LaunchInput, ctx: Context) -> LaunchResult:
     # Imported here so that each target's dependencies load only when it is used.
@@ -124,6 +134,10 @@ def read_plan(args: LaunchInput, ctx: Context, target: Literal["hosted", "local"
     path = ctx.resolve(args.config)
     config = load(path)
     data = config.data
+    digest = hashlib.sha256(config.text.encode()).hexdigest()
+    if args.binding and args.binding != digest:
+        raise ToolError("changed-since-preview", f"{path} changed after its launch was confirmed",
+                        "look at the new preview and confirm that one")
     check = check_data(data, config.text, None, installed, config.path)
     problems = list(check.errors)
     deployment = data.get("deployment") or {}
@@ -138,9 +152,20 @@ def read_plan(args: LaunchInput, ctx: Context, target: Literal["hosted", "local"
         config=str(path), target=target, dialect=check.dialect, model=_model_name(data),
         max_steps=data.get("max_steps") if isinstance(data.get("max_steps"), int) else None,
         train_gpus=train, infer_gpus=infer, where="",
-        gpu_type=data.get("gpu_type") if isinstance(data.get("gpu_type"), str) else None,
+        gpu_type=data.get("gpu_type") if isinstance(data.get("gpu_type"), str) else None, config_sha256=digest,
     )
+    if args.yes:
+        plan.snapshot = str(_snapshot(path, config.text, digest, ctx))
     return plan, problems, data
+
+
+def _snapshot(path: Path, text: str, digest: str, ctx: Context) -> Path:
+    """The confirmed bytes, kept: what runs is this copy, whatever happens to the file afterwards."""
+    folder = rlpilot_home(ctx.workspace) / "launches"
+    folder.mkdir(parents=True, exist_ok=True)
+    snapshot = folder / f"{path.stem}-{digest[:12]}.toml"
+    snapshot.write_text(text)
+    return snapshot
 
 
 def _model_name(data: dict) -> str | None:

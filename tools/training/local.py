@@ -136,7 +136,7 @@ def _start(plan: LaunchPlan, problems: list[Finding], stack: StackResult, ctx: C
     run_id = f"local-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
     folder = records.run_dir(ctx.workspace, run_id)
     (folder / "outputs").mkdir(parents=True)
-    argv = run_argv(stack.uv.path, Path(plan.config), folder / "outputs")
+    argv = run_argv(stack.uv.path, Path(plan.snapshot or plan.config), folder / "outputs")
     plan.command = argv
     pid = spawn(argv, Path(stack.prime_rl.path), folder, run_id)
     record = records.RunRecord(id=run_id, target="local", config=plan.config, started_at=records.now(),
