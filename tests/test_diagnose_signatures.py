@@ -177,7 +177,7 @@ def test_a_sparse_metric_is_not_missing(tmp_path):
     assert codes_of(tmp_path, "metrics-jsonl", sparse) == ["healthy"]
 
 
-OOM_LINE = "12:30:00   ERROR torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+OOM_LINE = "12:03:20   ERROR torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
 
 
 def test_oom_in_console_and_json_logs(tmp_path):
@@ -200,7 +200,7 @@ def test_oom_in_a_run_directory_log(tmp_path):
 
 
 def test_memory_words_that_are_not_oom(tmp_path):
-    quiet = ["12:30:00 INFO Peak memory 61 GiB, room for more"]
+    quiet = ["12:03:20 INFO Peak memory 61 GiB, room for more"]
     path = write_console(tmp_path / "trainer.log", make_run(), extra=quiet)
     assert [f.code for f in run_diagnose(path).findings] == ["healthy"]
 

@@ -30,15 +30,22 @@ def test_json_output_shape_and_exit_code(tmp_path):
     assert result["format"] == "metrics-jsonl" and result["steps"] == 200
     assert "reward_mean" in result["metrics_found"]
     flat = next(f for f in result["findings"] if f["code"] == "flat-reward")
-    assert set(flat) >= {"code", "severity", "steps", "evidence", "causes", "deltas", "stop_when"}
+    assert set(flat) >= {"code", "severity", "first_step", "steps", "caused_by", "evidence", "causes", "deltas",
+                         "stop_when"}
     assert flat["steps"] == [150, 199] and flat["evidence"]["recent_mean_reward"] == pytest.approx(0.01)
-    assert all(set(d) == {"file", "key", "from", "to", "why"} for d in flat["deltas"])
+    assert flat["first_step"] == 0 and flat["caused_by"] is None  # flat from the start
+    assert all(set(d) == {"file", "key", "from", "to", "change", "why"} for d in flat["deltas"])
+    # The run was never right: nothing to roll back to.
+    assert result["primary"] == {"code": "flat-reward", "at_step": 0, "rollback_step": None, "checkpoint": False,
+                                 "remedy": result["primary"]["remedy"]}
+    assert result["findings"][0]["code"] == "flat-reward"
 
 
 def test_healthy_exits_0_and_renders(tmp_path):
     write_jsonl(tmp_path / "metrics.jsonl", make_run())
     done = _cli("metrics.jsonl", cwd=tmp_path)
     assert done.returncode == 0 and "healthy" in done.stdout and done.stderr == ""
+    assert json.loads(_cli("metrics.jsonl", "--json", cwd=tmp_path).stdout)["primary"] is None
 
 
 @pytest.mark.parametrize("content", ["", "just some words\n", '{"reward/all/mean": 0.5}\n'])
@@ -52,9 +59,9 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path, content):
 def test_without_config_deltas_name_the_intent(tmp_path):
     result = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "m.jsonl", make_run(**UNSTABLE))), Context())
     unstable = next(f for f in result.findings if f.code == "unstable-reward")
-    assert [(d.key, d.file, d.from_) for d in unstable.deltas] == [
-        ("learning_rate", None, None), ("group_size", None, None), ("batch_size", None, None)]
-    assert unstable.deltas[0].to == "lower it (halve)"
+    assert [(d.key, d.file, d.from_, d.to, d.change) for d in unstable.deltas] == [
+        ("learning_rate", None, None, None, "halve"), ("group_size", None, None, None, "double, at least 8"),
+        ("batch_size", None, None, None, "double")]
 
 
 CURRENT = """\
@@ -121,8 +128,8 @@ def test_intent_without_a_key_in_the_dialect_says_so(tmp_path):
     result = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "m.jsonl", flat), config=config), Context())
     assert result.config_dialect == "prime-rl-transition"
     deltas = next(f for f in result.findings if f.code == "flat-reward").deltas
-    assert [(d.key, d.from_, d.to) for d in deltas] == [("orchestrator.group_size", 8, 16),
-                                                        ("difficulty_filtering", None, "turn difficulty filtering on")]
+    assert [(d.key, d.from_, d.to, d.change) for d in deltas] == [
+        ("orchestrator.group_size", 8, 16, "double, at least 8"), ("difficulty_filtering", None, True, "turn on")]
     assert "prime-rl-transition has no single key" in deltas[1].why
 
 

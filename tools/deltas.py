@@ -1,4 +1,8 @@
-"""The one delta shape: config tool results, diagnosis, tuning and the report all use it."""
+"""The one delta shape: config tool results, diagnosis, tuning and the report all use it.
+
+`to` is a value to write (never words about one); `change` says the intent in words, so a
+delta whose value cannot be computed (no config given) still says what to do.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Delta(BaseModel):
-    """One config change: which key of which file, from what, to what, and why."""
+    """One config change: which key of which file, from what, to what, the intent, and why."""
 
     model_config = ConfigDict(validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
 
     file: str | None = None
     key: str
     from_: Any = Field(None, alias="from")
-    to: Any
+    to: Any = Field(None, description="the value to write; null when it cannot be computed (no config known)")
+    change: str = Field("", description="the intent in words: 'halve', 'double, at least 8', 'set to 1.0'")
     why: str = ""
 
     def as_dict(self) -> dict[str, Any]:
