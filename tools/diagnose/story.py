@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from tools.diagnose.signatures import BY_CODE, PRECURSOR_STEPS, Change
 from tools.findings import rank
 
+CODES = list(BY_CODE)
+
 
 @dataclass
 class Begun:
@@ -41,12 +43,15 @@ class Story:
 
 
 def tell(findings: Sequence[Begun]) -> Story:
-    ordered = sorted((f for f in findings if f.first_step is not None), key=lambda f: (f.first_step, rank(f.severity)))
+    # Findings that began at the same step: the worse one, then the one listed first, is the cause.
+    ordered = sorted((f for f in findings if f.first_step is not None),
+                     key=lambda f: (f.first_step, rank(f.severity), CODES.index(f.code)))
     caused_by: dict[str, str] = {}
-    for finding in ordered:
-        for cause in ordered:
+    for index, finding in enumerate(ordered):
+        for place, cause in enumerate(ordered):
             if (cause is not finding and finding.code in BY_CODE[cause.code].explains
                     and finding.first_step >= cause.first_step - PRECURSOR_STEPS
+                    and not (cause.first_step == finding.first_step and place > index)
                     and not _leads_to(cause.code, finding.code, caused_by)):
                 caused_by[finding.code] = cause.code
                 break
