@@ -213,6 +213,7 @@ WRITERS: dict[str, Callable[[Path, list[dict[str, Value]], Scenario], Path]] = {
 
 
 def write(folder: Path, scenario: Scenario) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
     return WRITERS[scenario.fmt](folder, scenario.run(), scenario)
 
 
