@@ -216,7 +216,7 @@ def test_rollback_snaps_to_the_checkpoint_interval_of_the_config(tmp_path):
     primary = diagnose(DiagnoseInput(source=source, config=config), Context(workspace=tmp_path)).primary
     assert without.checkpoint is False and without.rollback_step == without.at_step - 1
     assert primary.checkpoint is True and primary.rollback_step == (without.at_step - 1) // 100 * 100
-    assert "(its checkpoint)" in primary.remedy
+    assert f"resume from the checkpoint at step {primary.rollback_step}" in primary.remedy
 
 
 def test_reward_hacking_points_at_the_rollouts_to_read(tmp_path):

@@ -168,8 +168,11 @@ def _primary(story: Story, finding: RunFinding, run: Run, config: ConfigView | N
     checkpoints = _checkpoints(run, config)
     step = rollback(story.at_step, run.first_step, checkpoints) if BY_CODE[finding.code].rolls_back else None
     remedy = []
-    if step is not None:
-        remedy.append(f"roll back: resume from step {step}" + (" (its checkpoint)" if checkpoints else ""))
+    if step is not None and checkpoints:
+        remedy.append(f"roll back: resume from the checkpoint at step {step}")
+    elif step is not None:
+        remedy.append(f"roll back to step {step}, the last before the trouble: resume from the nearest checkpoint "
+                      "at or before it")
     elif BY_CODE[finding.code].rolls_back and story.at_step is not None and checkpoints is not None:
         remedy.append(f"no checkpoint before step {story.at_step}: restart from the start")
     remedy += [f"{d.key}: {d.change}" + (f" ({d.from_!r} -> {d.to!r})" if d.to is not None else "")
