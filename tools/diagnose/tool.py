@@ -93,10 +93,13 @@ class DiagnoseResult(ToolResult):
             lines += ["", f"primary: {self.primary.code}{began}: {self.primary.remedy}"]
         for finding in self.findings:
             where = f" (steps {finding.steps[0]}-{finding.steps[1]})" if finding.steps else ""
+            if finding.steps and finding.first_step is not None and finding.first_step != finding.steps[0]:
+                where = f" (began at step {finding.first_step}; judged on steps {finding.steps[0]}-{finding.steps[1]})"
             lines += ["", f"{finding.severity.upper():7} {finding.code}{where}: {finding.summary}"]
-            if finding.caused_by:
+            if finding.caused_by:  # its own causes would distract from the one it follows from
                 lines.append(f"  follows:   {finding.caused_by}")
-            lines += [f"  cause:     {cause}" for cause in finding.causes]
+            else:
+                lines += [f"  cause:     {cause}" for cause in finding.causes]
             for delta in finding.deltas:
                 value = f"{delta.from_!r} -> {delta.to!r}, " if delta.to is not None else ""
                 lines.append(f"  change:    {delta.key}: {value}{delta.change}  ({delta.why})")
