@@ -62,7 +62,8 @@ SMOOTH = 20  # onsets are read on the centred 20-step mean, like the S4 trend
 START_POINTS = 10  # a run's starting level: the mean of its first 10 values (or first 5% when longer)
 # Reward collapse (derived; the rise-peak-fall shape of the playbook's "instability" bin): the reward
 # rose by at least 0.1 (about 10 standard errors of a 20-step mean of 128 rollouts), fell back by at
-# least half of that gain, and the last 50 steps are not climbing back. The fall begins after the
+# least half of that gain, and the last 50 steps are not climbing back (a significant slope that would
+# regain half the loss within 50 steps; a slower drift up is noise on a collapsed run). The fall begins after the
 # last step still within a fifth of the gain from the peak.
 COLLAPSE_MIN_GAIN = 0.1
 COLLAPSE_SHARE = 0.5
@@ -467,8 +468,8 @@ def check_collapse(view: View) -> Hit | None:
             or peak - recent < COLLAPSE_Z * noise * math.sqrt(1 / SMOOTH + 1 / RECENT)):
         return None  # the run's own noise
     b, z = _trend(list(recent_steps), list(recent_values))
-    if z > SLOPE_Z:
-        return None  # climbing back: not staying down
+    if z > SLOPE_Z and b * RECENT >= COLLAPSE_SHARE * (peak - recent):
+        return None  # climbing back, fast enough to regain half its loss within RECENT steps: not staying down
     fall = peak_at
     while fall + 1 < len(smoothed) and smoothed[fall + 1] >= peak - COLLAPSE_ONSET * gain:
         fall += 1
@@ -497,7 +498,8 @@ def check_hacking(view: View) -> Hit | None:
         return None
     start = _start_level(length)
     smoothed = stats.rolling_mean(length.values, SMOOTH)
-    took_off = next(length.steps[i] for i, v in enumerate(smoothed) if v >= HACK_LENGTH_ONSET * start)
+    took_off = next((length.steps[i] for i, v in enumerate(smoothed) if v >= HACK_LENGTH_ONSET * start),
+                    length.steps[-1])
     before = [v for step, v in zip(train.steps, stats.rolling_mean(train.values, SMOOTH), strict=True)
               if step <= took_off]
     gained_before = (before[-1] - _start_level(train)) if before else 0.0
@@ -700,7 +702,7 @@ SIGNATURES: tuple[Signature, ...] = (
                "a reward that is always 0 or 1 regardless of the answer"),
               (RAISE_GROUP, FILTER),
               (f"trainable share above {TRAINABLE:.0%} for 50 steps",),
-              explains=("slow-learning", "flat-reward"), rolls_back=False),
+              explains=("slow-learning",), rolls_back=False),
     Signature("staleness", "warning", check_staleness,
               ("inference far ahead of the trainer", "long agentic rollouts queued behind the cap"),
               (Change("max_off_policy_steps", "halve", "bounds how stale a trained rollout may be; "
