@@ -249,7 +249,8 @@ def test_a_stall_is_judged_on_the_sources_clock(tmp_path):
 
 
 def test_length_metrics_of_every_era_and_unread_ones_in_notes(tmp_path):
-    for name in ("seq_len/mean", "completion_len/mean", "seq_len/all/mean", "train/agg/all/num_output_tokens/mean"):
+    for name in ("seq_len/mean", "completion_len/mean", "seq_len/all/mean", "train/agg/all/num_output_tokens/mean",
+                 "train/reverse-text/all/num_output_tokens/mean", "train/agg/effective/num_total_tokens/mean"):
         path = tmp_path / "metrics.jsonl"
         path.write_text("".join(json.dumps({"step": s, "reward/mean": 0.5, name: 400 + s, "perf/mfu": 40.0}) + "\n"
                                 for s in range(30)))

@@ -80,7 +80,7 @@ _CROSSWALK: tuple[tuple[str, str, int], ...] = (
     (r"train/agg/effective/num_output_tokens/mean", "response_length", 1),
     (rf"train/{_A}/all/num_output_tokens/mean|completion_len/{_A}/mean", "response_length", 2),
     (r"seq_len/all/mean|seq_len/mean|log:Seq\. Length", "response_length", 2),
-    (rf"seq_len/{_A}/mean", "response_length", 3),
+    (rf"seq_len/{_A}/mean|train/agg/(?:all|effective)/num_total_tokens/mean", "response_length", 3),
     (r"response_length/mean|completions/mean_length", "response_length", 3),
     # Eval rows: `eval/<env>/<subset>/<agent>/avg@k` (HEAD), `eval/<env>/avg@k` (classic).
     (rf"eval/{_A}/all/{_A}/avg@\d+|eval/{_A}/avg@\d+", "eval_reward", 0),
