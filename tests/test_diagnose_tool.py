@@ -227,6 +227,7 @@ def test_reward_hacking_points_at_the_rollouts_to_read(tmp_path):
     local = diagnose(DiagnoseInput(source=write(tmp_path / "local", scenario("hacking-eval-diverges"))), Context())
     command = local.findings[0].look_at[0]
     assert command.startswith("rlpilot eval samples ") and "/rollouts/step_" in command
+    assert command.split()[3].endswith("/train/all/traces.jsonl")
     flags = [word for word in command.split() if word.startswith("--")]
     help_text = subprocess.run([RLPILOT, "eval", "samples", "--help"], capture_output=True, text=True,
                                timeout=60).stdout

@@ -204,8 +204,9 @@ def _samples(source: Path, kind: str) -> Callable[[int], str]:
     if kind == "prime-train-metrics":
         return lambda step: f"prime train rollouts RUN --step {step}"
     run_dir = source if source.is_dir() else source.parent
-    return lambda step: (f"rlpilot eval samples {run_dir / 'rollouts' / f'step_{step}' / 'train' / 'all'} "
-                         "--which best")
+    # prime-rl writes each step's rollouts to <run_dir>/rollouts/step_N/train/all/traces.jsonl.
+    rollouts = run_dir / "rollouts"
+    return lambda step: f"rlpilot eval samples {rollouts / f'step_{step}/train/all/traces.jsonl'} --which best"
 
 
 def _healthy(run: Run) -> RunFinding:
