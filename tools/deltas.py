@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Delta(BaseModel):
@@ -22,6 +22,13 @@ class Delta(BaseModel):
     to: Any = Field(None, description="the value to write; null when it cannot be computed (no config known)")
     change: str = Field("", description="the intent in words: 'halve', 'double, at least 8', 'set to 1.0'")
     why: str = ""
+
+    @model_validator(mode="after")
+    def _say_the_change(self) -> Delta:
+        """An edit that names only its value (config set, migrate) still says its change in words."""
+        if not self.change and self.to is not None:
+            self.change = f"set to {self.to!r}"
+        return self
 
     def as_dict(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True)
