@@ -62,7 +62,8 @@ class Report(ToolResult):
         if not self.observed.get("evals") and not self.observed.get("runs"):
             lines.append("- nothing measured in this session yet")
         lines += ["", "## 4. Next step", f"- {self.next_step.action}"]
-        lines += [f"  - set `{d.key}` to {d.to!r}: {d.why}" for d in self.next_step.deltas]
+        lines += [(f"  - set `{d.key}` to {d.to!r}" if d.to is not None else f"  - `{d.key}`: {d.change}")
+                  + f": {d.why}" for d in self.next_step.deltas]
         lines += [f"  - stop when: {condition}" for condition in self.next_step.stop_when]
         if self.notes:
             lines += ["", self.notes]

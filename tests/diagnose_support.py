@@ -4,7 +4,9 @@ A run is a list of per-step dicts of canonical values (the names of tools.diagno
 `make_run` gives a healthy, noisy run: reward rising, entropy easing down, small mismatch and
 grad norm, few truncations or errors. Overrides replace one canonical series with a constant or
 a function of (step, rng); a value of None leaves the metric out at that step (prime-rl drops
-non-finite values), float("nan") writes NaN, and the string "NaN" writes NaN as text.
+non-finite values), float("nan") writes NaN, and the string "NaN" writes NaN as text. A row may
+carry `time` (unix seconds: when the step was logged, used for every format's timestamps) and
+`eval_reward` (a held-out eval at that step, written as prime-rl's eval row).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import csv
 import json
 import math
 import random
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -95,6 +98,12 @@ CLASSIC_TRAINER = {
     "step_time": "time/step",
 }
 ERAS = {"head": (HEAD_ORCHESTRATOR, HEAD_TRAINER), "classic": (CLASSIC_ORCHESTRATOR, CLASSIC_TRAINER)}
+EVAL_NAMES = {"head": "eval/reverse-text/all/agent/avg@4", "classic": "eval/reverse-text/avg@4"}
+T0 = 1.7e9
+
+
+def logged_at(values: dict[str, Value], step: int) -> float:
+    return float(values.get("time") or T0 + step)
 
 
 def _filler(step: int, count: int) -> dict[str, float]:
@@ -111,8 +120,11 @@ def rows(run: list[dict[str, Value]], era: str = "head", filler: int = 10) -> li
     orchestrator, trainer = ERAS[era]
     out = []
     for step, values in enumerate(run):
-        out.append({"step": step, "time": 1.7e9 + step, **_named(values, orchestrator), **_filler(step, filler)})
-        out.append({"step": step, "time": 1.7e9 + step + 0.5, **_named(values, trainer), **_filler(step, filler)})
+        at = logged_at(values, step)
+        out.append({"step": step, "time": at, **_named(values, orchestrator), **_filler(step, filler)})
+        out.append({"step": step, "time": at + 0.5, **_named(values, trainer), **_filler(step, filler)})
+        if values.get("eval_reward") is not None:
+            out.append({"step": step, "time": at + 0.7, EVAL_NAMES[era]: values["eval_reward"]})
     return out
 
 
@@ -156,9 +168,15 @@ def _f(value: Value) -> str:
     return f"{float(value):.4f}"
 
 
-def console_lines(run: list[dict[str, Value]], style: str = "head") -> list[str]:
-    """Orchestrator and trainer step lines, as loguru prints them (SUCCESS level)."""
-    lines = ["12:00:00    INFO Starting orchestrator", "12:00:01    INFO Starting trainer"]
+def clock_of(at: float) -> str:
+    """loguru's `HH:mm:ss` (UTC here)."""
+    return time.strftime("%H:%M:%S", time.gmtime(at))
+
+
+def console_lines(run: list[dict[str, Value]], style: str = "head", who: str = "both") -> list[str]:
+    """Orchestrator and trainer step lines, as loguru prints them (SUCCESS level); `who` keeps one side."""
+    start = clock_of(logged_at(run[0], 0) - 2) if run else "12:00:00"
+    lines = [f"{start}    INFO Starting orchestrator", f"{start}    INFO Starting trainer"]
     for step, v in enumerate(run):
         if style == "head":
             orchestrator = [f"Step {step}", f"{float(v['step_time']):.1f}s"]
@@ -186,8 +204,11 @@ def console_lines(run: list[dict[str, Value]], style: str = "head") -> list[str]
                 trainer.append(f"Grad. Norm: {_f(v['grad_norm'])}")
             trainer += [f"LR: {float(v['learning_rate']):.2e}", "Throughput: 1234 tokens/s", "MFU: 41.2%",
                         "Peak Mem.: 61.3 GiB"]
-        lines.append(f"12:{step // 60 % 60:02d}:{step % 60:02d} SUCCESS " + " | ".join(orchestrator))
-        lines.append(f"12:{step // 60 % 60:02d}:{step % 60:02d} SUCCESS " + " | ".join(trainer))
+        at = clock_of(logged_at(v, step))
+        if who != "trainer":
+            lines.append(f"{at} SUCCESS " + " | ".join(orchestrator))
+        if who != "orchestrator":
+            lines.append(f"{at} SUCCESS " + " | ".join(trainer))
     return lines
 
 
@@ -199,9 +220,10 @@ def write_console(path: Path, run: list[dict[str, Value]], style: str = "head", 
 def write_json_log(path: Path, run: list[dict[str, Value]], extra: list[str] = ()) -> Path:
     """prime-rl's `log.json_logging = true`: one JSON record per line, the line in `message`."""
     with path.open("w") as handle:
-        for number, line in enumerate(console_lines(run) + list(extra)):
-            level, _, message = line.split(" ", 1)[1].strip().partition(" ")
-            record = {"timestamp": f"2026-08-21T12:00:{number % 60:02d}Z", "level": level, "message": message,
+        for line in console_lines(run) + list(extra):
+            clock, rest = line.split(" ", 1)
+            level, _, message = rest.strip().partition(" ")
+            record = {"timestamp": f"2026-08-21T{clock}Z", "level": level, "message": message,
                       "module": "orchestrator", "function": "run", "line": 1}
             handle.write(json.dumps(record) + "\n")
     return path

@@ -169,7 +169,8 @@ def test_set_writes_a_backup_and_restore_steps_back(tmp_path: Path) -> None:
     first = set_keys(path, {"orchestrator.batch_size": 256}, workspace=tmp_path, installed=NOTHING)
     assert first.written and "+batch_size = 256 # samples per step" in first.diff
     assert [d.as_dict() for d in first.deltas] == [
-        {"file": str(path), "key": "orchestrator.batch_size", "from": 128, "to": 256, "why": ""}]
+        {"file": str(path), "key": "orchestrator.batch_size", "from": 128, "to": 256, "change": "set to 256",
+         "why": ""}]
     set_keys(path, {"orchestrator.group_size": 16}, workspace=tmp_path, installed=NOTHING)
     assert len(backups_of(path, tmp_path)) == 2
     restore(path, tmp_path)
@@ -227,7 +228,7 @@ def test_cli_set_prints_a_diff_and_json_deltas(tmp_path: Path) -> None:
     done = rlpilot("config", "set", str(path), "orchestrator.group_size=16", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["deltas"][0] | {"file": None} == {
-        "file": None, "key": "orchestrator.group_size", "from": 8, "to": 16, "why": ""}
+        "file": None, "key": "orchestrator.group_size", "from": 8, "to": 16, "change": "set to 16", "why": ""}
     wrong = rlpilot("config", "set", str(path), "orchestrator.batch_size=lots", cwd=tmp_path)
     assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1
     refused = rlpilot("config", "set", str(path), "orchestrator.batch_size=100", cwd=tmp_path)

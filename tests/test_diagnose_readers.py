@@ -226,7 +226,10 @@ def test_newer_run_directory_layout_and_time_keyed_rows(tmp_path):
     with path.open("a") as handle:
         handle.write(json.dumps({"step": None, "time": 1.7e9, "inference/agg/num_requests_running/mean": 12}) + "\n")
     kind, run = read(tmp_path)
-    assert kind == "run-dir" and len(run.steps) == 10 and run.notes == []
+    assert kind == "run-dir" and len(run.steps) == 10
+    assert run.unread == sorted(f"perf/extra_{i}/mean" for i in range(10))  # the step-less gauge is not a metric
+    assert run.notes == [f"10 metric(s) that no reader maps were not judged (`log:` names are console labels): "
+                         f"{', '.join(run.unread)}"]
     path.write_text(json.dumps({"step": None, "inference/agg/num_requests_running/mean": 12}) + "\n")
     assert "\"step\": null" in _refused(path).message
 

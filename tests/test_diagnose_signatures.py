@@ -177,7 +177,7 @@ def test_a_sparse_metric_is_not_missing(tmp_path):
     assert codes_of(tmp_path, "metrics-jsonl", sparse) == ["healthy"]
 
 
-OOM_LINE = "12:30:00   ERROR torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+OOM_LINE = "12:03:20   ERROR torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
 
 
 def test_oom_in_console_and_json_logs(tmp_path):
@@ -200,7 +200,7 @@ def test_oom_in_a_run_directory_log(tmp_path):
 
 
 def test_memory_words_that_are_not_oom(tmp_path):
-    quiet = ["12:30:00 INFO Peak memory 61 GiB, room for more"]
+    quiet = ["12:03:20 INFO Peak memory 61 GiB, room for more"]
     path = write_console(tmp_path / "trainer.log", make_run(), extra=quiet)
     assert [f.code for f in run_diagnose(path).findings] == ["healthy"]
 
@@ -229,3 +229,19 @@ def test_a_long_run_learning_slowly_but_steadily_is_healthy(tmp_path):
     assert codes_of(tmp_path, "metrics-jsonl", make_run(1000)) == ["healthy"]
     plateau = make_run(1000, reward_mean=lambda s, rng: min(0.6, 0.15 + 0.001 * s) + rng.gauss(0, 0.04))
     assert "slow-learning" in codes_of(tmp_path, "metrics-jsonl", plateau)
+
+
+def test_a_significant_fall_is_not_invisible_to_slow_learning(tmp_path):
+    falling = make_run(reward_mean=lambda s, rng: 0.6 - 0.001 * s + rng.gauss(0, 0.03))  # never rose: no collapse
+    finding = next(f for f in run_diagnose(write_jsonl(tmp_path / "m.jsonl", falling)).findings
+                   if f.code == "slow-learning")
+    assert "falling" in finding.summary and finding.evidence["slope_z"] < -2
+
+
+def test_an_isolated_spike_that_settles_is_info_repeated_ones_a_warning(tmp_path):
+    once = run_diagnose(write_jsonl(tmp_path / "once.jsonl", make_run(grad_norm=spike_at(120, 15))))
+    assert [(f.code, f.severity) for f in once.findings] == [("healthy", "info"), ("grad-norm-spike", "info")]
+    often = make_run(grad_norm=lambda s, rng: 0.25 * (15 if s in (100, 130, 160) else math.exp(rng.gauss(0, 0.1))))
+    finding = next(f for f in run_diagnose(write_jsonl(tmp_path / "often.jsonl", often)).findings
+                   if f.code == "grad-norm-spike")
+    assert finding.severity == "warning" and finding.first_step == 100

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.diagnose_corpus import scenario, write
 from tests.diagnose_support import make_run, write_console, write_jsonl
 from tools.contract import Context
 from tools.diagnose.tool import DiagnoseInput, diagnose
@@ -30,15 +31,22 @@ def test_json_output_shape_and_exit_code(tmp_path):
     assert result["format"] == "metrics-jsonl" and result["steps"] == 200
     assert "reward_mean" in result["metrics_found"]
     flat = next(f for f in result["findings"] if f["code"] == "flat-reward")
-    assert set(flat) >= {"code", "severity", "steps", "evidence", "causes", "deltas", "stop_when"}
+    assert set(flat) >= {"code", "severity", "first_step", "steps", "caused_by", "evidence", "causes", "deltas",
+                         "stop_when"}
     assert flat["steps"] == [150, 199] and flat["evidence"]["recent_mean_reward"] == pytest.approx(0.01)
-    assert all(set(d) == {"file", "key", "from", "to", "why"} for d in flat["deltas"])
+    assert flat["first_step"] == 0 and flat["caused_by"] is None  # flat from the start
+    assert all(set(d) == {"file", "key", "from", "to", "change", "why"} for d in flat["deltas"])
+    # The run was never right: nothing to roll back to.
+    assert result["primary"] == {"code": "flat-reward", "at_step": 0, "rollback_step": None, "checkpoint": False,
+                                 "remedy": result["primary"]["remedy"]}
+    assert result["findings"][0]["code"] == "flat-reward"
 
 
 def test_healthy_exits_0_and_renders(tmp_path):
     write_jsonl(tmp_path / "metrics.jsonl", make_run())
     done = _cli("metrics.jsonl", cwd=tmp_path)
     assert done.returncode == 0 and "healthy" in done.stdout and done.stderr == ""
+    assert json.loads(_cli("metrics.jsonl", "--json", cwd=tmp_path).stdout)["primary"] is None
 
 
 @pytest.mark.parametrize("content", ["", "just some words\n", '{"reward/all/mean": 0.5}\n'])
@@ -52,9 +60,9 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path, content):
 def test_without_config_deltas_name_the_intent(tmp_path):
     result = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "m.jsonl", make_run(**UNSTABLE))), Context())
     unstable = next(f for f in result.findings if f.code == "unstable-reward")
-    assert [(d.key, d.file, d.from_) for d in unstable.deltas] == [
-        ("learning_rate", None, None), ("group_size", None, None), ("batch_size", None, None)]
-    assert unstable.deltas[0].to == "lower it (halve)"
+    assert [(d.key, d.file, d.from_, d.to, d.change) for d in unstable.deltas] == [
+        ("learning_rate", None, None, None, "halve"), ("group_size", None, None, None, "double, at least 8"),
+        ("batch_size", None, None, None, "double")]
 
 
 CURRENT = """\
@@ -121,8 +129,8 @@ def test_intent_without_a_key_in_the_dialect_says_so(tmp_path):
     result = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "m.jsonl", flat), config=config), Context())
     assert result.config_dialect == "prime-rl-transition"
     deltas = next(f for f in result.findings if f.code == "flat-reward").deltas
-    assert [(d.key, d.from_, d.to) for d in deltas] == [("orchestrator.group_size", 8, 16),
-                                                        ("difficulty_filtering", None, "turn difficulty filtering on")]
+    assert [(d.key, d.from_, d.to, d.change) for d in deltas] == [
+        ("orchestrator.group_size", 8, 16, "double, at least 8"), ("difficulty_filtering", None, True, "turn on")]
     assert "prime-rl-transition has no single key" in deltas[1].why
 
 
@@ -159,3 +167,94 @@ def test_compare_before_and_after_a_delta(tmp_path):
     assert wait["b"] is None and wait["change"] is None  # console logs carry no wait times
     text = _cli(after, "--compare", before, cwd=tmp_path).stdout
     assert "went away: " in text and "unstable-reward" in text
+
+
+ONE_E6 = "[trainer.optim]\nlr = 1e-6\n[orchestrator.train.sampling]\nmax_completion_tokens = 2048\n" \
+         "[[orchestrator.train.source]]\nname = \"reverse-text\"\n"
+
+
+def _collapse_only(s, rng):
+    """Only the reward moves: up to 0.7 by step 250, back to 0.2 by step 320, and it stays there."""
+    level = 0.2 + 0.5 * min(s, 250) / 250 if s < 260 else max(0.2, 0.7 - 0.5 * (s - 260) / 60)
+    return min(1.0, max(0.0, level + rng.gauss(0, 0.04)))
+
+
+def test_a_collapse_of_the_reward_alone_is_an_error(tmp_path):
+    write_jsonl(tmp_path / "metrics.jsonl", make_run(400, reward_mean=_collapse_only))
+    done = _cli("metrics.jsonl", "--json", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout
+    result = json.loads(done.stdout)
+    assert result["primary"]["code"] == "reward-collapse" and 255 <= result["primary"]["at_step"] <= 275
+    assert result["primary"]["rollback_step"] == result["primary"]["at_step"] - 1
+    text = _cli("metrics.jsonl", cwd=tmp_path).stdout
+    assert text.index("primary: reward-collapse") < text.index("ERROR   reward-collapse")
+
+
+def test_the_root_leads_and_a_remedy_that_fights_it_is_dropped(tmp_path):
+    config = tmp_path / "rl.toml"
+    config.write_text(ONE_E6)
+    source = write(tmp_path, scenario("collapse-gradual"))
+    result = diagnose(DiagnoseInput(source=source, config=config), Context(workspace=tmp_path))
+    first, *rest = result.findings
+    assert first.code == "reward-collapse" and first.caused_by is None
+    assert [(d.key, d.from_, d.to, d.change) for d in first.deltas] == [("trainer.optim.lr", 1e-6, 5e-7, "halve")]
+    assert "trainer.optim.lr: halve (1e-06 -> 5e-07)" in result.primary.remedy
+    truncation = next(f for f in rest if f.code == "length-truncation")
+    # The run degenerated into long outputs: it is not told to raise its length budget.
+    assert truncation.caused_by == "reward-collapse" and truncation.deltas == []
+    alone = diagnose(DiagnoseInput(source=write(tmp_path / "alone", scenario("truncation-as-it-learns")),
+                                   config=config), Context(workspace=tmp_path))
+    assert [(d.key, d.to) for d in alone.findings[0].deltas] == [
+        ("orchestrator.train.sampling.max_completion_tokens", 4096)]
+
+
+def test_rollback_snaps_to_the_checkpoint_interval_of_the_config(tmp_path):
+    config = tmp_path / "rl.toml"
+    config.write_text(ONE_E6 + "[ckpt]\ninterval = 100\n")
+    source = write(tmp_path, scenario("collapse-gradual"))
+    without = diagnose(DiagnoseInput(source=source), Context(workspace=tmp_path)).primary
+    primary = diagnose(DiagnoseInput(source=source, config=config), Context(workspace=tmp_path)).primary
+    assert without.checkpoint is False and without.rollback_step == without.at_step - 1
+    assert primary.checkpoint is True and primary.rollback_step == (without.at_step - 1) // 100 * 100
+    assert f"resume from the checkpoint at step {primary.rollback_step}" in primary.remedy
+
+
+def test_reward_hacking_points_at_the_rollouts_to_read(tmp_path):
+    hosted = diagnose(DiagnoseInput(source=write(tmp_path, scenario("hacking-runaway-length"))), Context())
+    finding = hosted.findings[0]
+    assert finding.look_at == [f"prime train rollouts RUN --step {finding.steps[0]}",
+                               f"prime train rollouts RUN --step {finding.steps[1]}"]
+    local = diagnose(DiagnoseInput(source=write(tmp_path / "local", scenario("hacking-eval-diverges"))), Context())
+    command = local.findings[0].look_at[0]
+    assert command.startswith("rlpilot eval samples ") and "/rollouts/step_" in command
+    assert command.split()[3].endswith("/train/all/traces.jsonl")
+    flags = [word for word in command.split() if word.startswith("--")]
+    help_text = subprocess.run([RLPILOT, "eval", "samples", "--help"], capture_output=True, text=True,
+                               timeout=60).stdout
+    assert flags and all(flag in help_text for flag in flags)
+
+
+def test_a_stall_is_judged_on_the_sources_clock(tmp_path):
+    path = write_jsonl(tmp_path / "metrics.jsonl", make_run())  # logged in 2023: no stall by the wall clock
+    assert "stalled" not in [f.code for f in diagnose(DiagnoseInput(source=path), Context()).findings]
+    with path.open("a") as handle:
+        for minute in range(1, 60):  # wall-clock samples go on for an hour after the last step
+            handle.write(json.dumps({"step": None, "time": 1.7e9 + 199 + 60 * minute, "inference/agg/x": 1}) + "\n")
+    result = diagnose(DiagnoseInput(source=path), Context())
+    assert result.primary.code == "stalled" and result.primary.at_step == 200
+    assert "rows without a step" in result.findings[0].summary
+    late = make_run()
+    late[-1]["time"] = 1.7e9 + 198 + 3600  # the last step came an hour after the one before it
+    result = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "late.jsonl", late)), Context())
+    assert result.primary.code == "stalled" and result.findings[0].steps == [198, 199]
+
+
+def test_length_metrics_of_every_era_and_unread_ones_in_notes(tmp_path):
+    for name in ("seq_len/mean", "completion_len/mean", "seq_len/all/mean", "train/agg/all/num_output_tokens/mean",
+                 "train/reverse-text/all/num_output_tokens/mean", "train/agg/effective/num_total_tokens/mean"):
+        path = tmp_path / "metrics.jsonl"
+        path.write_text("".join(json.dumps({"step": s, "reward/mean": 0.5, name: 400 + s, "perf/mfu": 40.0}) + "\n"
+                                for s in range(30)))
+        result = diagnose(DiagnoseInput(source=path), Context())
+        assert result.metric_sources["response_length"] == name
+        assert result.unread == ["perf/mfu"] and any("perf/mfu" in note for note in result.notes)

@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from diagnose_support import make_run, write_csv, write_jsonl
 from PIL import Image
 
+from tests.diagnose_corpus import scenario, write
+from tests.diagnose_support import make_run, write_csv, write_jsonl
 from tools.contract import BadInput, Context
-from tools.diagnose.plot import PlotInput, plot_metrics
+from tools.diagnose.plot import INK, ROLLBACK, TROUBLE, PlotInput, plot_metrics, step_ticks
 
 RLPILOT = Path(sys.executable).parent / "rlpilot"
 LINE = (31, 119, 180)
@@ -45,3 +46,33 @@ def test_an_unknown_series_names_the_ones_there(tmp_path):
         plot_metrics(PlotInput(source=source, series=["rewards"]), Context(workspace=tmp_path))
     assert "reward_mean" in raised.value.hint
     assert not (tmp_path / "curves.png").exists()
+
+
+def test_step_ticks_are_round():
+    assert step_ticks(0, 799) == [0, 200, 400, 600]
+    assert step_ticks(13, 57) == [20, 30, 40, 50]
+    assert step_ticks(5, 5) == [5]
+
+
+def test_ticks_log_scale_and_the_primary_findings_steps_are_drawn(tmp_path):
+    source = write(tmp_path, scenario("collapse-after-grad-spike"))  # a run folder with checkpoints every 50
+    result = plot_metrics(PlotInput(source=source, output=Path("c.png"), series=["reward_mean", "grad_norm"]),
+                          Context(workspace=tmp_path))
+    assert result.log_scale == ["grad_norm"]
+    assert result.marked == "reward-collapse" and result.rollback_step == 450 and result.marked_steps[0] == 470
+    image = Image.open(tmp_path / "c.png").convert("RGB")
+    colours = {color for _, color in image.getcolors(maxcolors=1 << 16)}
+    assert {TROUBLE, ROLLBACK} <= colours
+    left, right, bottom = 36, 460 - 12, 200 - 22  # the first panel's plot box
+    for tick in step_ticks(0, 799):
+        assert image.getpixel((round(left + tick / 799 * (right - left)), bottom + 2)) == INK
+    healthy = plot_metrics(PlotInput(source=write(tmp_path / "ok", scenario("healthy-mismatch-blip")),
+                                     output=Path("h.png")), Context(workspace=tmp_path))
+    assert healthy.marked is None and TROUBLE not in {c for _, c in Image.open(tmp_path / "h.png").getcolors(1 << 16)}
+
+
+def test_response_length_from_the_classic_seq_len(tmp_path):
+    source = tmp_path / "metrics.jsonl"
+    source.write_text("".join(json.dumps({"step": s, "seq_len/mean": 300.0 + s}) + "\n" for s in range(20)))
+    result = plot_metrics(PlotInput(source=source, series=["response_length"]), Context(workspace=tmp_path))
+    assert result.series == ["response_length"]

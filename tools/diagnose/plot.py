@@ -1,11 +1,15 @@
 """`rlpilot plot`: a run's main curves drawn to a PNG, for a report, a chat or a Slack thread.
 
-The series are read with the readers `diagnose` uses, so the pictures show what the findings
-speak of. Pillow (a dependency of verifiers as well) draws them; it is imported only here.
+The series are read with the readers `diagnose` uses, and judged by it, so the pictures show
+what the findings speak of: the primary finding's steps are shaded and the rollback step is
+drawn on every panel. Pillow (a dependency of verifiers as well) draws them; it is imported
+only here.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -19,7 +23,20 @@ MAIN_CURVES = ("reward_mean", "reward_std", "entropy", "response_length", "trunc
 
 _PANEL = (460, 200)
 _MARGIN = 36
-_BACKGROUND, _INK, _GRID, _LINE = (255, 255, 255), (30, 30, 30), (225, 225, 225), (31, 119, 180)
+_BACKGROUND, INK, _GRID, _LINE = (255, 255, 255), (30, 30, 30), (225, 225, 225), (31, 119, 180)
+TROUBLE, ROLLBACK = (253, 219, 199), (44, 160, 44)  # the primary finding's steps; where to resume
+# A grad norm spans orders of magnitude: on a linear axis one spike flattens the rest of the curve.
+LOG_SCALE = frozenset({"grad_norm"})
+_TICKS = 5
+
+
+@dataclass(frozen=True)
+class Marks:
+    """What the diagnosis says about where: the primary finding's steps and its rollback step."""
+
+    code: str
+    span: tuple[int, int] | None
+    rollback: int | None
 
 
 class PlotInput(BaseModel):
@@ -34,13 +51,22 @@ class PlotResult(ToolResult):
     output: str
     series: list[str]
     steps: list[int] = Field(description="[first, last] step drawn")
+    log_scale: list[str] = Field(default_factory=list, description="series drawn on a log axis")
+    marked: str | None = Field(None, description="the primary finding whose steps are shaded, if any")
+    marked_steps: list[int] | None = Field(None, description="[from, to] the shading covers")
+    rollback_step: int | None = Field(None, description="the step drawn as the place to resume from")
 
     def render(self) -> str:
-        return f"wrote {self.output}: {', '.join(self.series)} over steps {self.steps[0]}..{self.steps[1]}"
+        text = f"wrote {self.output}: {', '.join(self.series)} over steps {self.steps[0]}..{self.steps[1]}"
+        if self.marked:
+            text += f"; shaded: {self.marked}"
+            text += f", rollback at step {self.rollback_step}" if self.rollback_step is not None else ""
+        return text
 
 
 def plot_metrics(args: PlotInput, ctx: Context) -> PlotResult:
     from tools.diagnose.readers import read
+    from tools.diagnose.tool import judge
 
     source = ctx.resolve(args.source)
     _, run = read(source)
@@ -55,13 +81,40 @@ def plot_metrics(args: PlotInput, ctx: Context) -> PlotResult:
                        "plot a run that has reported at least two steps")
     output = ctx.resolve(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    draw_panels({name: (list(run.series[name].steps), list(run.series[name].values)) for name in drawable}, output)
+    primary, findings = judge(run, None)
+    marks = None
+    if primary is not None:
+        steps = findings[0].steps
+        start = primary.at_step if primary.at_step is not None else (steps[0] if steps else None)
+        span = (start, steps[1] if steps else start) if start is not None else None
+        marks = Marks(primary.code, span, primary.rollback_step)
+    draw_panels({name: (list(run.series[name].steps), list(run.series[name].values)) for name in drawable}, output,
+                marks)
     steps = [int(min(run.series[n].steps[0] for n in drawable)), int(max(run.series[n].steps[-1] for n in drawable))]
-    return PlotResult(output=str(output), series=drawable, steps=steps)
+    result = PlotResult(output=str(output), series=drawable, steps=steps,
+                        log_scale=[name for name in drawable if _log_axis(name, run.series[name].values)])
+    if marks:
+        result.marked, result.rollback_step = marks.code, marks.rollback
+        result.marked_steps = list(marks.span) if marks.span else None
+    return result
 
 
-def draw_panels(curves: dict[str, tuple[list[float], list[float]]], output: Path) -> None:
-    """One panel per curve, two to a row, each scaled to its own range."""
+def step_ticks(first: int, last: int, count: int = _TICKS) -> list[int]:
+    """Round steps (1, 2 or 5 times a power of ten apart) across [first, last], about `count` of them."""
+    if last <= first:
+        return [first]
+    rough = (last - first) / count
+    power = 10 ** math.floor(math.log10(rough))
+    gap = max(1, int(next(m * power for m in (1, 2, 5, 10) if m * power >= rough)))
+    return list(range(-(-first // gap) * gap, last + 1, gap))
+
+
+def _log_axis(name: str, values: list[float]) -> bool:
+    return name in LOG_SCALE and min(values) > 0
+
+
+def draw_panels(curves: dict[str, tuple[list[float], list[float]]], output: Path, marks: Marks | None = None) -> None:
+    """One panel per curve, two to a row, each scaled to its own range, all marked alike."""
     from PIL import Image, ImageDraw
 
     columns = 2 if len(curves) > 1 else 1
@@ -72,25 +125,42 @@ def draw_panels(curves: dict[str, tuple[list[float], list[float]]], output: Path
     for index, (name, (steps, values)) in enumerate(curves.items()):
         left, top = (index % columns) * width, (index // columns) * height
         box = (left + _MARGIN, top + 24, left + width - 12, top + height - 22)
-        _panel(pen, box, name, steps, values)
+        _panel(pen, box, name, steps, values, marks)
     image.save(output, format="PNG")
 
 
-def _panel(pen, box: tuple[int, int, int, int], name: str, steps: list[float], values: list[float]) -> None:
+def _panel(pen, box: tuple[int, int, int, int], name: str, steps: list[float], values: list[float],
+           marks: Marks | None) -> None:
     x0, y0, x1, y1 = box
-    low, high = min(values), max(values)
+    log = _log_axis(name, values)
+    shown = [math.log10(v) for v in values] if log else values
+    low, high = min(shown), max(shown)
     span = (high - low) or 1.0
-    first, last = steps[0], steps[-1]
+    first, last = int(steps[0]), int(steps[-1])
     length = (last - first) or 1.0
+
+    def x_of(step: float) -> float:
+        return x0 + (step - first) / length * (x1 - x0)
+
+    if marks and marks.span:
+        start, end = max(first, marks.span[0]), min(last, marks.span[1])
+        if start <= end:
+            pen.rectangle((x_of(start), y0, max(x_of(end), x_of(start) + 1), y1), fill=TROUBLE)
     pen.rectangle(box, outline=_GRID)
     for fraction in (0.25, 0.5, 0.75):
         y = y1 - fraction * (y1 - y0)
         pen.line([(x0, y), (x1, y)], fill=_GRID)
-    points = [(x0 + (s - first) / length * (x1 - x0), y1 - (v - low) / span * (y1 - y0))
-              for s, v in zip(steps, values, strict=True)]
+    for tick in step_ticks(first, last):
+        pen.line([(x_of(tick), y1), (x_of(tick), y1 + 4)], fill=INK)
+        pen.text((x_of(tick) - 3 * len(str(tick)), y1 + 6), str(tick), fill=INK)
+    if marks and marks.rollback is not None and first <= marks.rollback <= last:
+        pen.line([(x_of(marks.rollback), y0), (x_of(marks.rollback), y1)], fill=ROLLBACK, width=2)
+    points = [(x_of(s), y1 - (v - low) / span * (y1 - y0)) for s, v in zip(steps, shown, strict=True)]
     pen.line(points, fill=_LINE, width=2)
-    pen.text((x0, y0 - 18), name, fill=_INK)
-    pen.text((x0 - _MARGIN + 2, y0), f"{high:.3g}", fill=_INK)
-    pen.text((x0 - _MARGIN + 2, y1 - 10), f"{low:.3g}", fill=_INK)
-    pen.text((x0, y1 + 6), f"step {int(first)}", fill=_INK)
-    pen.text((x1 - 60, y1 + 6), f"step {int(last)}", fill=_INK)
+    title = f"{name} (log scale)" if log else name
+    if marks:
+        title += f"   shaded: {marks.code}" + (f", resume at {marks.rollback}" if marks.rollback is not None else "")
+    pen.text((x0, y0 - 18), title, fill=INK)
+    top, bottom = (10 ** high, 10 ** low) if log else (high, low)
+    pen.text((x0 - _MARGIN + 2, y0), f"{top:.3g}", fill=INK)
+    pen.text((x0 - _MARGIN + 2, y1 - 10), f"{bottom:.3g}", fill=INK)

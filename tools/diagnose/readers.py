@@ -17,11 +17,14 @@ import csv
 import json
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+import orjson
+
 from tools.contract import BadInput
-from tools.diagnose.series import Collector, Run, text_number
+from tools.diagnose.series import Clock, Collector, Run, text_number
 
 FORMATS = {
     "metrics-jsonl": "prime-rl metrics.jsonl",
@@ -51,6 +54,15 @@ _METRICS_ARRAY = re.compile(r'"metrics"\s*:\s*\[')
 # Where the file monitor writes in a run directory: `monitors/file/` on newer main, the root before.
 _METRICS_PLACES = ("metrics.jsonl", "monitors/file/metrics.jsonl")
 _LOG_GLOBS = ("logs/**/*.log", "logs/**/*.stdout", "logs/**/*.stderr", "*.log")
+# `checkpoints/step_N` (DCP, HEAD) and `weights/step_N` (older runs): where a run can resume from.
+_CHECKPOINT_DIRS = ("checkpoints", "weights")
+_CHECKPOINT = re.compile(r"step_(\d+)")
+# loguru's `HH:mm:ss` at the start of a console line (prime-rl's format), and the two clocks.
+_TIME_OF_DAY = re.compile(r"(\d{1,2}):(\d{2}):(\d{2})(?:[.,]\d+)?\s")
+UNIX_CLOCK, DAY_CLOCK = "unix", "time of day"
+_HALF_DAY = 43_200.0
+# Rows of metrics.jsonl with `"step": null` are wall-clock samples; the rest are step rows.
+STEPLESS_ROWS, STEP_ROWS = "rows without a step (wall-clock samples)", "metrics rows"
 
 
 def read(path: Path) -> tuple[str, Run]:
@@ -112,25 +124,30 @@ def _open(path: Path) -> TextIO:
 
 
 def read_metrics_jsonl(handle: TextIO, collector: Collector, where: str) -> None:
-    loads = json.loads
+    fast, loads = orjson.loads, json.loads
+    clock = collector.clock(UNIX_CLOCK)
     for number, line in enumerate(handle, 1):
         if line.isspace():
             continue
         try:
-            record = loads(line)
+            record = fast(line)
         except ValueError:
-            collector.bad_line(f"{where}:{number}")
-            continue
+            try:
+                record = loads(line)  # bare NaN and Infinity, which orjson refuses and Python's json writes
+            except ValueError:
+                collector.bad_line(f"{where}:{number}")
+                continue
         if record.__class__ is not dict:
             collector.bad_line(f"{where}:{number}")
             continue
         # Metrics outside the crosswalk are checked for NaN/Infinity (bare or as text) only when the
         # line has the capital N or I those words need: prime-rl's names are lower case, so the
         # check costs almost nothing. Lower-case "nan" text is caught for crosswalk metrics only.
-        _record(collector, record, f"{where}:{number}", "N" in line or "I" in line)
+        _record(collector, clock, record, f"{where}:{number}", "N" in line or "I" in line)
 
 
 def read_prime_train_metrics(handle: TextIO, collector: Collector, where: str) -> None:
+    clock = collector.clock(UNIX_CLOCK)
     for index, record in enumerate(_array_items(handle, where)):
         if not isinstance(record, dict):
             collector.bad_line(f"{where} record {index + 1}")
@@ -139,14 +156,18 @@ def read_prime_train_metrics(handle: TextIO, collector: Collector, where: str) -
         nested = record.get("metrics")
         if isinstance(nested, dict):
             record = {**nested, **{k: v for k, v in record.items() if k != "metrics"}}
-        _record(collector, record, f"{where} record {index + 1}", True)
+        _record(collector, clock, record, f"{where} record {index + 1}", True)
 
 
-def _record(collector: Collector, record: dict, where: str, scan: bool) -> None:
+def _record(collector: Collector, clock: Clock, record: dict, where: str, scan: bool) -> None:
     step = record.get("step")
+    time = record.get("time")
+    timed = time.__class__ is float or time.__class__ is int
     if step is None:
         if "step" in record:
             collector.timed += 1  # newer prime-rl keys wall-clock samples (inference gauges) with "step": null
+            if timed:
+                clock.stamp(STEPLESS_ROWS, time, None)
             return
         step = next((record[key] for key in STEP_KEYS[1:] if key in record), None)
     step = _as_step(step)
@@ -154,6 +175,8 @@ def _record(collector: Collector, record: dict, where: str, scan: bool) -> None:
         collector.no_step(where)
     else:
         collector.row(step, record, scan)
+        if timed:
+            clock.stamp(STEP_ROWS, time, step)
 
 
 def _as_step(value: object) -> int | None:
@@ -211,11 +234,22 @@ def read_console_log(handle: TextIO, collector: Collector, where: str, series: b
     series); step lines still tell at which step they happened.
     """
     step = None
+    component = Path(where).name.split(".")[0]  # logs/latest/trainer.log: "trainer"
+    unix, day = collector.clock(UNIX_CLOCK), collector.clock(DAY_CLOCK)
+    days, previous = 0.0, None  # a time of day that jumps back by half a day is the next day
     for number, line in enumerate(handle, 1):
+        clock, stamp = unix, None
         if line.startswith("{"):
-            line = _message(line)
+            line, stamp = _message(line)
         if "\x1b" in line:  # a terminal capture keeps loguru's colours
             line = _ANSI.sub("", line)
+        if stamp is None:
+            clock, stamp = day, _time_of_day(line)
+            if stamp is not None:
+                if previous is not None and stamp + days < previous - _HALF_DAY:
+                    days += 86_400.0
+                stamp += days
+                previous = stamp
         found = _STEP_LINE.search(line)
         if found:
             step = int(found.group(1))
@@ -223,22 +257,43 @@ def read_console_log(handle: TextIO, collector: Collector, where: str, series: b
                 collector.row(step, _step_fields(found.group(2)), True)
         elif _OOM.search(line):
             collector.oom(f"{where}:{number}", line, step)
+        if stamp is not None:
+            clock.stamp(component, stamp, step if found else None)
 
 
-def _message(line: str) -> str:
+def _time_of_day(line: str) -> float | None:
+    found = _TIME_OF_DAY.match(line)
+    if not found:
+        return None
+    hours, minutes, seconds = map(int, found.groups())
+    return hours * 3600.0 + minutes * 60.0 + seconds
+
+
+def _message(line: str) -> tuple[str, float | None]:
+    """A JSON log record's message (with its exception) and its timestamp as unix seconds."""
     try:
         record = json.loads(line)
     except ValueError:
-        return line
+        return line, None
     if not isinstance(record, dict):
-        return line
+        return line, None
     message = record.get("message")
     if message is None and isinstance(record.get("record"), dict):
         message = record["record"].get("message")  # loguru's own serialize=True
     if message is None:
         message = record.get("text", "")
     exception = record.get("exception")
-    return f"{message} {exception}" if exception else str(message)
+    return (f"{message} {exception}" if exception else str(message)), _unix_time(record.get("timestamp"))
+
+
+def _unix_time(text: object) -> float | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def _step_fields(rest: str) -> dict[str, float]:
@@ -318,6 +373,10 @@ def _read_run_dir(path: Path, collector: Collector) -> str:
                            f"pass one of them, e.g. {runs[-1]}")
         path, metrics = runs[0], _metrics_file(runs[0])
     logs = sorted({p.resolve() for pattern in _LOG_GLOBS for p in path.glob(pattern) if p.is_file()})
+    for folder in _CHECKPOINT_DIRS:
+        if (path / folder).is_dir():
+            collector.checkpoints += [int(found.group(1)) for entry in (path / folder).iterdir()
+                                      if entry.is_dir() and (found := _CHECKPOINT.fullmatch(entry.name))]
     if metrics:
         with _open(metrics) as handle:
             read_metrics_jsonl(handle, collector, str(metrics.relative_to(path)))

@@ -26,6 +26,7 @@ CANONICAL: dict[str, str] = {
     "grad_norm": "gradient norm",
     "loss": "training loss",
     "response_length": "response length in tokens",
+    "eval_reward": "held-out eval reward (logged in the same run)",
     "truncated_frac": "share of truncated rollouts",
     "trainable_frac": "share of rollouts with a non-zero advantage",
     "solved_all_frac": "share of groups where every rollout succeeded",
@@ -74,9 +75,16 @@ _CROSSWALK: tuple[tuple[str, str, int], ...] = (
     (r"actor/grad_norm|grad_norm", "grad_norm", 3),
     (r"loss/mean|log:Loss", "loss", 0),
     (r"loss|actor/pg_loss", "loss", 3),
-    (r"train/agg/all/num_output_tokens/mean", "response_length", 0),
-    (r"train/agg/effective/num_output_tokens/mean|seq_len/all/mean|log:Seq\. Length", "response_length", 1),
+    # Output tokens first; `seq_len` (classic era, and the docs' name) counts the prompt as well.
+    (r"train/agg/all/num_output_tokens/mean|completion_len/all/mean|completion_len/mean", "response_length", 0),
+    (r"train/agg/effective/num_output_tokens/mean", "response_length", 1),
+    (rf"train/{_A}/all/num_output_tokens/mean|completion_len/{_A}/mean", "response_length", 2),
+    (r"seq_len/all/mean|seq_len/mean|log:Seq\. Length", "response_length", 2),
+    (rf"seq_len/{_A}/mean|train/agg/(?:all|effective)/num_total_tokens/mean", "response_length", 3),
     (r"response_length/mean|completions/mean_length", "response_length", 3),
+    # Eval rows: `eval/<env>/<subset>/<agent>/avg@k` (HEAD), `eval/<env>/avg@k` (classic).
+    (rf"eval/{_A}/all/{_A}/avg@\d+|eval/{_A}/avg@\d+", "eval_reward", 0),
+    (rf"eval/{_A}/effective/{_A}/avg@\d+|eval/{_A}/all/{_A}/reward/mean", "eval_reward", 1),
     (rf"{_AGG_ALL}/is_truncated/mean|is_truncated/all/mean|log:Truncation", "truncated_frac", 0),
     (rf"{_AGG_EFF}/is_truncated/mean|is_truncated/mean", "truncated_frac", 1),
     (r"response_length/clip_ratio|completions/clipped_ratio|ppo_actor/no_eos_ratio", "truncated_frac", 3),
@@ -98,6 +106,10 @@ _CROSSWALK: tuple[tuple[str, str, int], ...] = (
 _COMPILED = tuple((re.compile(pattern), canonical, rank) for pattern, canonical, rank in _CROSSWALK)
 # TRL logs the share of groups whose rewards all agree; the trainable share is its complement.
 _COMPLEMENT = {"frac_reward_zero_std": "trainable_frac"}
+
+# Row fields that are bookkeeping, not metrics: never listed as unread.
+_NOT_METRICS = frozenset({"step", "_step", "Step", "global_step", "train/global_step", "trainer/global_step", "time",
+                          "timestamp", "_timestamp", "_runtime", "epoch", "train/epoch"})
 
 _NONFINITE_WORDS = frozenset({"nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity"})
 
@@ -165,6 +177,21 @@ class OOM:
 
 
 @dataclass
+class Clock:
+    """Times as the source wrote them, one clock per kind of timestamp (unix seconds in metrics rows
+    and JSON logs, time of day in console logs): a stall is judged on these, never the reader's clock."""
+
+    step_times: dict[int, float] = field(default_factory=dict)  # when each step was first reported
+    last_seen: dict[str, float] = field(default_factory=dict)  # component -> the last time it logged anything
+
+    def stamp(self, component: str, time: float, step: int | None) -> None:
+        if step is not None and step not in self.step_times:
+            self.step_times[step] = time
+        if time >= self.last_seen.get(component, time):
+            self.last_seen[component] = time
+
+
+@dataclass
 class Run:
     """What a source holds, once read: canonical series and everything odd met on the way."""
 
@@ -173,6 +200,9 @@ class Run:
     nonfinite: dict[str, Bad]
     ooms: list[OOM]
     notes: list[str]
+    unread: list[str] = field(default_factory=list)  # metric names the run has that no reader maps
+    clocks: dict[str, Clock] = field(default_factory=dict)
+    checkpoints: list[int] = field(default_factory=list)  # steps with a checkpoint in the run folder
 
     @property
     def first_step(self) -> int | None:
@@ -200,7 +230,10 @@ class Collector:
         self._routed: list[tuple[str, Track]] = []  # only these names are looked up in each row
         self._routed_names: set[str] = set()
         self._tracks: list[Track] = []
+        self._unread: set[str] = set()
         self._steps = array("q")
+        self.clocks: dict[str, Clock] = {}
+        self.checkpoints: list[int] = []
         self.nonfinite: dict[str, Bad] = {}
         self.ooms: list[OOM] = []
         self.notes: list[str] = []
@@ -248,6 +281,12 @@ class Collector:
     def oom(self, where: str, text: str, step: int | None) -> None:
         self.ooms.append(OOM(where, step, text.strip()[:200]))
 
+    def clock(self, kind: str) -> Clock:
+        found = self.clocks.get(kind)
+        if found is None:
+            found = self.clocks[kind] = Clock()
+        return found
+
     def _bad(self, name: str, step: int) -> None:
         self.nonfinite.setdefault(name, Bad()).add(step)
 
@@ -259,6 +298,8 @@ class Collector:
                 self._tracks.append(track)
                 self._routed.append((name, track))
                 self._routed_names.add(name)
+            elif name not in _NOT_METRICS:
+                self._unread.add(name)
 
     def finish(self) -> Run:
         best: dict[str, Track] = {}
@@ -284,7 +325,13 @@ class Collector:
         if self.malformed:
             notes.append(f"{self.malformed} line(s) could not be parsed and were skipped "
                          f"(first at {self.first_malformed})")
-        return Run(series, array("q", sorted(set(self._steps))), self.nonfinite, self.ooms, notes)
+        if self._unread:
+            shown = sorted(self._unread)
+            more = f", and {len(shown) - 12} more (all in `unread`)" if len(shown) > 12 else ""
+            notes.append(f"{len(shown)} metric(s) that no reader maps were not judged"
+                         f" (`log:` names are console labels): {', '.join(shown[:12])}{more}")
+        return Run(series, array("q", sorted(set(self._steps))), self.nonfinite, self.ooms, notes,
+                   sorted(self._unread), self.clocks, sorted(self.checkpoints))
 
 
 def _track_for(name: str) -> Track | None:

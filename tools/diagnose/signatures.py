@@ -5,6 +5,11 @@ Each threshold is defined here and nowhere else. Sources: shared/research/rl-sta
 have no published source and were set against synthetic runs (tests/diagnose_support.py).
 Levels and trends are judged on windows, never on one point, so a healthy noisy run raises
 nothing; a spike, a non-finite value and an out-of-memory line are events by definition.
+
+Every hit says where it began (`first_step`); each signature says which other findings it
+explains when they begin after it (or shortly before, as its first signs), which config intents
+its consequences must not push (`holds`), and whether rolling back makes sense for it. The tool
+turns that into one story: causes, consequences and the primary finding.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from tools.diagnose import stats
@@ -52,13 +58,45 @@ ERRORED = 0.05  # S17: prime-rl docs, sustained > 5% is a smell
 WAIT_INFO = 0.25  # derived: a pipelined run always waits a little; below a quarter of a step it is noise
 WAIT_WARNING = 0.5  # one side waits for more than half of the step
 
+SMOOTH = 20  # onsets are read on the centred 20-step mean, like the S4 trend
+START_POINTS = 10  # a run's starting level: the mean of its first 10 values (or first 5% when longer)
+# Reward collapse (derived; the rise-peak-fall shape of the playbook's "instability" bin): the reward
+# rose by at least 0.1 (about 10 standard errors of a 20-step mean of 128 rollouts), fell back by at
+# least half of that gain, and the last 50 steps are not climbing back (a significant slope that would
+# regain half the loss within 50 steps; a slower drift up is noise on a collapsed run). The fall begins after the
+# last step still within a fifth of the gain from the peak.
+COLLAPSE_MIN_GAIN = 0.1
+COLLAPSE_SHARE = 0.5
+COLLAPSE_ONSET = 0.2
+# The rise and the fall must also stand 4 standard errors clear of the run's own step-to-step noise:
+# the peak is the best of many windows, so pure noise reaches 2 or 3 of them (derived).
+COLLAPSE_Z = 4.0
+# Reward hacking (derived): the held-out eval reward gained under a quarter of what the training
+# reward gained over the same steps; without an eval, the reward rose while the response length at
+# least doubled and entropy at least halved, and most of the gain came after the length took off
+# (at 1.5x its start).
+HACK_EVAL_SHARE = 0.25
+HACK_EVAL_POINTS = 4
+HACK_LENGTH = 2.0
+HACK_LENGTH_ONSET = 1.5
+HACK_ENTROPY = 0.5
+ENTROPY_ONSET = 0.5  # an entropy collapse began where entropy fell below half its start (derived)
+ENTROPY_EXPLOSION_ONSET = 1.5  # ... an explosion where it passed 1.5x its start
+# A stall (derived): after the last step, something kept logging for more than 10 median step
+# intervals, or the last two steps were more than 10 intervals apart (by the source's own clock).
+STALL_FACTOR = 10.0
+STALL_MIN_STEPS = 5
+SPIKE_REPEAT = 3  # S12 refined: one or two spikes the grad norm settles after are info, not a warning
+SPIKE_SETTLE = 2.0  # ... unless the median after them stays at 2x the median before
+PRECURSOR_STEPS = 50  # a finding up to 50 steps before its cause began is a first sign of it (derived)
+
 
 @dataclass(frozen=True)
 class Change:
     """A config change named by intent; the config view turns it into a real key and value."""
 
     intent: str
-    phrase: str  # what to do, when the current value is not known
+    change: str  # the intent in words: "halve", "double, at least 8"
     why: str
     factor: float | None = None
     value: Any = None
@@ -74,6 +112,11 @@ class Change:
             target = max(target, self.floor)
         return int(round(target)) if isinstance(current, int) else target
 
+    @property
+    def direction(self) -> int:
+        """+1 raises the value, -1 lowers it, 0 sets it."""
+        return 0 if self.factor is None else (1 if self.factor > 1 else -1)
+
 
 @dataclass
 class Hit:
@@ -81,6 +124,11 @@ class Hit:
     evidence: dict[str, float]
     says: str
     severity: Severity | None = None  # None: the signature's own
+    first_step: int | None = None  # None: the first of `steps`
+
+    def __post_init__(self) -> None:
+        if self.first_step is None and self.steps:
+            self.first_step = self.steps[0]
 
 
 @dataclass
@@ -106,6 +154,16 @@ def _span(steps: list[int]) -> tuple[int, int]:
     return steps[0], steps[-1]
 
 
+def _began(found: Series, past: Callable[[float], bool]) -> int | None:
+    """The step where the series' smoothed values last crossed into `past` and stayed there."""
+    start = stats.onset(stats.rolling_mean(found.values, SMOOTH), past)
+    return None if start is None else found.steps[start]
+
+
+def _start_level(found: Series) -> float:
+    return stats.mean(found.values[:max(START_POINTS, len(found) // 20)])  # the points named in START_POINTS
+
+
 def _trend(steps: list[int], values: list[float]) -> tuple[float, float]:
     """Slope per step and its z score (slope / standard error)."""
     b, se = stats.slope(steps, values)
@@ -129,7 +187,8 @@ def check_flat(view: View) -> Hit | None:
         if z > SLOPE_Z and b * (steps[-1] - steps[0]) >= FLAT_REWARD / 2:
             return None
     return Hit(_span(steps), {"recent_mean_reward": level, "threshold": FLAT_REWARD},
-               f"mean reward {level:.3f} over the last {len(values)} steps")
+               f"mean reward {level:.3f} over the last {len(values)} steps",
+               first_step=_began(view.series("reward_mean"), lambda v: v <= FLAT_REWARD))
 
 
 def check_saturated(view: View) -> Hit | None:
@@ -144,7 +203,8 @@ def check_saturated(view: View) -> Hit | None:
     says = f"mean reward {level:.3f}" if level is not None else ""
     if share is not None:
         says = ", ".join(filter(None, [says, f"{share:.0%} of groups solved by every rollout"]))
-    return Hit(_span(steps), {k: v for k, v in evidence.items() if v is not None}, says)
+    began = _began(view.series("reward_mean"), lambda v: v >= SATURATED_REWARD) if recent else None
+    return Hit(_span(steps), {k: v for k, v in evidence.items() if v is not None}, says, first_step=began)
 
 
 def check_unstable(view: View) -> Hit | None:
@@ -171,8 +231,8 @@ def check_slow(view: View) -> Hit | None:
     steps, values = found.recent(min(max(RECENT, len(found) // SLOW_RUN_SHARE), SLOW_MAX_WINDOW))
     steps, values = list(steps), list(values)
     b, z = _trend(steps, values)
-    if abs(z) >= SLOPE_Z:
-        return None
+    if z >= SLOPE_Z:
+        return None  # learning
     trainable = view.recent("trainable_frac")
     share = stats.mean(trainable[1]) if trainable else None
     if share is not None and share < TRAINABLE:
@@ -184,19 +244,25 @@ def check_slow(view: View) -> Hit | None:
     if share is not None:
         evidence["recent_trainable_share"] = share
     evidence["slope_window"] = len(values)
+    # A significant fall is not "slow": it says so (a rise before it is a reward collapse).
+    moving = "falling" if z <= -SLOPE_Z else "not moving"
     return Hit(_span(steps), evidence,
-               f"reward {level:.3f} and not moving over the last {len(values)} steps (slope {b:+.2e}/step, z={z:.1f})")
+               f"reward {level:.3f} and {moving} over the last {len(values)} steps (slope {b:+.2e}/step, z={z:.1f})")
 
 
 def _entropy(view: View) -> tuple[list[int], list[float], float, float] | None:
     found = view.series("entropy", 2 * ENTROPY_BASELINE_STEPS)
     if found is None:
         return None
-    baseline = stats.mean(found.values[:ENTROPY_BASELINE_STEPS])
+    baseline = _entropy_baseline(found)
     steps, values = found.recent(RECENT)
     if baseline <= 0:
         return None
     return list(steps), list(values), baseline, stats.mean(values) / baseline
+
+
+def _entropy_baseline(found: Series) -> float:
+    return stats.mean(found.values[:ENTROPY_BASELINE_STEPS])
 
 
 def check_entropy_collapse(view: View) -> Hit | None:
@@ -204,9 +270,10 @@ def check_entropy_collapse(view: View) -> Hit | None:
     if found is None or found[3] >= ENTROPY_COLLAPSE:
         return None
     steps, values, baseline, ratio = found
+    began = _began(view.series("entropy"), lambda v: v < ENTROPY_ONSET * baseline)
     return Hit(_span(steps), {"baseline_entropy": baseline, "recent_entropy": stats.mean(values), "ratio": ratio,
                               "threshold": ENTROPY_COLLAPSE},
-               f"entropy fell to {ratio:.0%} of its first-{ENTROPY_BASELINE_STEPS}-step value")
+               f"entropy fell to {ratio:.0%} of its first-{ENTROPY_BASELINE_STEPS}-step value", first_step=began)
 
 
 def check_entropy_explosion(view: View) -> Hit | None:
@@ -217,9 +284,11 @@ def check_entropy_explosion(view: View) -> Hit | None:
     b, z = _trend(steps, values)
     if z <= SLOPE_Z or b * (steps[-1] - steps[0]) < ENTROPY_RISE * stats.mean(values):
         return None
+    began = _began(view.series("entropy"), lambda v: v > ENTROPY_EXPLOSION_ONSET * baseline)
     return Hit(_span(steps), {"baseline_entropy": baseline, "recent_entropy": stats.mean(values), "ratio": ratio,
                               "slope_per_step": b, "threshold": ENTROPY_EXPLOSION},
-               f"entropy at {ratio:.0%} of its first-{ENTROPY_BASELINE_STEPS}-step value and still rising")
+               f"entropy at {ratio:.0%} of its first-{ENTROPY_BASELINE_STEPS}-step value and still rising",
+               first_step=began)
 
 
 def _share(view: View, name: str, threshold: float, below: bool, what: str) -> Hit | None:
@@ -228,10 +297,12 @@ def _share(view: View, name: str, threshold: float, below: bool, what: str) -> H
     if recent is None:
         return None
     share = stats.mean(recent[1])
-    if (share >= threshold) if below else (share <= threshold):
+    past = (lambda v: v < threshold) if below else (lambda v: v > threshold)
+    if not past(share):
         return None
     return Hit(_span(recent[0]), {f"recent_{name.removesuffix('_frac')}_share": share, "threshold": threshold},
-               f"{share:.1%} of rollouts {what} over the last {len(recent[1])} steps")
+               f"{share:.1%} of rollouts {what} over the last {len(recent[1])} steps",
+               first_step=_began(view.series(name), past))
 
 
 def check_truncation(view: View) -> Hit | None:
@@ -259,7 +330,8 @@ def check_mismatch_high(view: View) -> Hit | None:
     if level <= MISMATCH_HIGH:
         return None
     return Hit(_span(recent[0]), {"recent_median_mismatch_kl": level, "threshold": MISMATCH_HIGH},
-               f"median mismatch KL {level:.3g} over the last {len(recent[1])} steps")
+               f"median mismatch KL {level:.3g} over the last {len(recent[1])} steps",
+               first_step=_began(view.series("mismatch_kl"), lambda v: v > MISMATCH_HIGH))
 
 
 def check_nonfinite(view: View) -> Hit | None:
@@ -301,9 +373,14 @@ def check_grad_spike(view: View) -> Hit | None:
         return None
     steps = [found.steps[i] for i, _ in hits]
     worst = max(ratio for _, ratio in hits)
+    before = stats.median(found.values[max(0, hits[0][0] - SPIKE_WINDOW):hits[0][0]])
+    after = found.values[hits[-1][0] + 1:hits[-1][0] + 1 + SPIKE_WINDOW]
+    settled = len(after) >= SPIKE_WARMUP and stats.median(after) < SPIKE_SETTLE * before
+    transient = len(hits) < SPIKE_REPEAT and settled
+    says = f"{len(hits)} step(s) with grad norm above {SPIKE_FACTOR:g}x its rolling median (worst {worst:.1f}x)"
     return Hit((steps[0], steps[-1]), {"spikes": len(hits), "max_ratio_to_rolling_median": worst,
                                        "threshold": SPIKE_FACTOR},
-               f"{len(hits)} step(s) with grad norm above {SPIKE_FACTOR:g}x its rolling median (worst {worst:.1f}x)")
+               says + ("; it settled back after" if transient else ""), "info" if transient else None)
 
 
 def check_zero_advantage(view: View) -> Hit | None:
@@ -327,13 +404,22 @@ def check_staleness(view: View) -> Hit | None:
             spans.append(_span(dropped[0]))
     if not evidence:
         return None
+    began = []
+    for name, flagged, key in (("off_policy_max", lambda v: v >= view.off_policy_cap, "cap"),
+                               ("off_policy_dropped", lambda v: v > 0, "share_of_steps_dropping")):
+        found = view.series(name)
+        if key in evidence and found is not None:
+            flags = [1.0 if flagged(v) else 0.0 for v in found.values]
+            start = stats.onset(stats.rolling_mean(flags, SMOOTH), lambda share: share > STALE_SHARE)
+            began += [found.steps[start]] if start is not None else []
     says = []
     if "cap" in evidence:
         says.append(f"off-policy lag at its cap ({view.off_policy_cap}) on {evidence['share_of_steps_at_cap']:.0%} "
                     "of recent steps")
     if "share_of_steps_dropping" in evidence:
         says.append(f"stale rollouts dropped on {evidence['share_of_steps_dropping']:.0%} of recent steps")
-    return Hit((min(s for s, _ in spans), max(e for _, e in spans)), evidence, "; ".join(says))
+    return Hit((min(s for s, _ in spans), max(e for _, e in spans)), evidence, "; ".join(says),
+               first_step=min(began) if began else None)
 
 
 def check_errored(view: View) -> Hit | None:
@@ -363,6 +449,118 @@ def check_orchestrator_bottleneck(view: View) -> Hit | None:
     return _waiting(view, "wait_for_batch", "the trainer waiting for the orchestrator's batch")
 
 
+def check_collapse(view: View) -> Hit | None:
+    found = view.series("reward_mean", 2 * RECENT)
+    if found is None:
+        return None
+    smoothed = stats.rolling_mean(found.values, SMOOTH)
+    start = _start_level(found)
+    peak_at = max(range(len(smoothed)), key=smoothed.__getitem__)
+    peak = smoothed[peak_at]
+    gain = peak - start
+    recent_steps, recent_values = found.recent(RECENT)
+    recent = stats.mean(recent_values)
+    if gain < COLLAPSE_MIN_GAIN or peak_at >= len(found) - RECENT or peak - recent < COLLAPSE_SHARE * gain:
+        return None
+    noise = stats.spread_around_trend(found.values, SMOOTH, len(found))
+    start_points = max(START_POINTS, len(found) // 20)
+    if (gain < COLLAPSE_Z * noise * math.sqrt(1 / SMOOTH + 1 / start_points)
+            or peak - recent < COLLAPSE_Z * noise * math.sqrt(1 / SMOOTH + 1 / RECENT)):
+        return None  # the run's own noise
+    b, z = _trend(list(recent_steps), list(recent_values))
+    if z > SLOPE_Z and b * RECENT >= COLLAPSE_SHARE * (peak - recent):
+        return None  # climbing back, fast enough to regain half its loss within RECENT steps: not staying down
+    fall = peak_at
+    while fall + 1 < len(smoothed) and smoothed[fall + 1] >= peak - COLLAPSE_ONSET * gain:
+        fall += 1
+    lost = (peak - recent) / gain
+    return Hit((found.steps[fall], found.steps[-1]),
+               {"start_reward": start, "peak_reward": peak, "peak_step": found.steps[peak_at], "recent_reward": recent,
+                "share_of_gain_lost": lost, "threshold": COLLAPSE_SHARE},
+               f"reward rose from {start:.3f} to {peak:.3f} (step {found.steps[peak_at]}), then fell back to "
+               f"{recent:.3f}: {lost:.0%} of its gain lost, and it stays down")
+
+
+def check_hacking(view: View) -> Hit | None:
+    train = view.series("reward_mean", 2 * RECENT)
+    if train is None:
+        return None
+    held_out = view.series("eval_reward", HACK_EVAL_POINTS)
+    if held_out is not None:
+        return _diverging_eval(train, held_out)
+    length, entropy = view.series("response_length", 2 * RECENT), view.series("entropy", 2 * RECENT)
+    if length is None or entropy is None:
+        return None
+    gain = stats.mean(train.values[-RECENT:]) - _start_level(train)
+    length_ratio = stats.mean(length.values[-RECENT:]) / max(_start_level(length), 1e-9)
+    entropy_ratio = stats.mean(entropy.values[-RECENT:]) / max(_entropy_baseline(entropy), 1e-9)
+    if gain < COLLAPSE_MIN_GAIN or length_ratio < HACK_LENGTH or entropy_ratio > HACK_ENTROPY:
+        return None
+    start = _start_level(length)
+    smoothed = stats.rolling_mean(length.values, SMOOTH)
+    took_off = next((length.steps[i] for i, v in enumerate(smoothed) if v >= HACK_LENGTH_ONSET * start),
+                    length.steps[-1])
+    before = [v for step, v in zip(train.steps, stats.rolling_mean(train.values, SMOOTH), strict=True)
+              if step <= took_off]
+    gained_before = (before[-1] - _start_level(train)) if before else 0.0
+    if gained_before > gain / 2:
+        return None  # the reward rose first; the length came later
+    return Hit((took_off, train.steps[-1]),
+               {"reward_gain": gain, "length_ratio": length_ratio, "entropy_ratio": entropy_ratio,
+                "share_of_gain_before_length_took_off": gained_before / gain},
+               f"reward rose by {gain:.3f} only once the responses grew ({length_ratio:.1f}x their start, from step "
+               f"{took_off}) and entropy fell to {entropy_ratio:.0%}: read the rollouts before trusting it")
+
+
+def _diverging_eval(train: Series, held_out: Series) -> Hit | None:
+    """Training reward rising over the eval's span while the held-out reward stays flat or falls."""
+    first, last = held_out.steps[0], held_out.steps[-1]
+    inside = [v for step, v in zip(train.steps, train.values, strict=True) if first <= step <= last]
+    if len(inside) < 2 * START_POINTS:
+        return None
+    train_gain = stats.mean(inside[-RECENT:]) - stats.mean(inside[:START_POINTS])
+    third = max(1, len(held_out) // 3)
+    eval_gain = stats.mean(held_out.values[-third:]) - stats.mean(held_out.values[:third])
+    if train_gain < COLLAPSE_MIN_GAIN or eval_gain >= HACK_EVAL_SHARE * train_gain:
+        return None
+    smoothed = stats.rolling_mean(held_out.values, 3)
+    best = held_out.steps[max(range(len(smoothed)), key=smoothed.__getitem__)]
+    return Hit((best, train.steps[-1]),
+               {"train_reward_gain": train_gain, "eval_reward_gain": eval_gain, "best_eval_step": best,
+                "threshold_share": HACK_EVAL_SHARE},
+               f"training reward rose by {train_gain:.3f} while the held-out eval reward moved {eval_gain:+.3f} "
+               f"(best at step {best}): the policy learns the reward, not the task")
+
+
+def check_stalled(view: View) -> Hit | None:
+    run = view.run
+    for clock in run.clocks.values():
+        if len(clock.step_times) < STALL_MIN_STEPS:
+            continue
+        ordered = sorted(clock.step_times.items())
+        gaps = [(t1 - t0) / (s1 - s0) for (s0, t0), (s1, t1) in pairwise(ordered) if s1 > s0]
+        usual = stats.median(gaps) if gaps else 0.0
+        if usual <= 0:
+            continue
+        last_step, last_time = ordered[-1]
+        component, latest = max(clock.last_seen.items(), key=lambda item: item[1])
+        silent = latest - last_time
+        evidence = {"median_step_seconds": usual, "last_step": last_step, "threshold_intervals": STALL_FACTOR}
+        if silent > STALL_FACTOR * usual:
+            return Hit((last_step, last_step), {**evidence, "seconds_logged_after_last_step": silent},
+                       f"no step after {last_step} while {component} kept logging for {silent / 60:.0f} min "
+                       f"({silent / usual:.0f}x the median step time): the last component that logged is {component}",
+                       first_step=last_step + 1)
+        previous_step, previous_time = ordered[-2]
+        if last_time - previous_time > STALL_FACTOR * usual * (last_step - previous_step):
+            gap = last_time - previous_time
+            return Hit((previous_step, last_step), {**evidence, "seconds_between_last_two_steps": gap},
+                       f"{gap / 60:.0f} min between steps {previous_step} and {last_step} "
+                       f"({gap / usual:.0f}x the median step time); the last component that logged is {component}",
+                       first_step=previous_step + 1)
+    return None
+
+
 def check_oom(view: View) -> Hit | None:
     ooms = view.run.ooms
     if not ooms:
@@ -372,11 +570,11 @@ def check_oom(view: View) -> Hit | None:
                f"{len(ooms)} out-of-memory line(s), first at {ooms[0].where}: {ooms[0].text[:120]}")
 
 
-LOWER_LR = Change("learning_rate", "lower it (halve)", "smaller steps keep updates inside the trust region", 0.5)
-RAISE_GROUP = Change("group_size", "raise it (double, at least 8)",
+LOWER_LR = Change("learning_rate", "halve", "smaller steps keep updates inside the trust region", 0.5)
+RAISE_GROUP = Change("group_size", "double, at least 8",
                      "more rollouts per prompt make a mixed-reward group likelier: P(all fail) = (1-p)^G", 2, floor=8)
-RAISE_BATCH = Change("batch_size", "raise it (double)", "a larger batch averages out step-to-step noise", 2)
-FILTER = Change("difficulty_filtering", "turn difficulty filtering on",
+RAISE_BATCH = Change("batch_size", "double", "a larger batch averages out step-to-step noise", 2)
+FILTER = Change("difficulty_filtering", "turn on",
                 "drops groups that are all-pass or all-fail so every step has signal", value=True)
 
 
@@ -388,68 +586,112 @@ class Signature:
     causes: tuple[str, ...]
     changes: tuple[Change, ...] = ()
     stop_when: tuple[str, ...] = field(default=())
+    explains: tuple[str, ...] = ()  # codes that, found after this one began, are its consequences
+    holds: tuple[str, ...] = ()  # intents a consequence's remedy may not push (it would fight this cause)
+    rolls_back: bool = True  # False: the run was never right (or only a limit is off), so fix forward
+    reads_samples: bool = False  # the finding points at the rollouts to read
+
+
+# Consequences a broken policy drags along (the story's links; timing decides which way they go).
+_AFTERMATH = ("grad-norm-spike", "entropy-collapse", "entropy-explosion", "length-truncation", "unstable-reward",
+              "slow-learning", "flat-reward", "zero-advantage-dominant", "saturated-reward", "mismatch-kl-high")
 
 
 SIGNATURES: tuple[Signature, ...] = (
+    Signature("stalled", "error", check_stalled,
+              ("a hung component: an inference server, an environment worker or a sandbox that stopped answering",
+               "a deadlock in weight broadcast or checkpoint saving", "the trainer died while the others live on"),
+              (),
+              ("a new step arrives after a restart from the last checkpoint",
+               "steps come at their usual interval for 50 steps"),
+              explains=("non-finite",)),
     Signature("oom", "error", check_oom,
               ("rollout pressure or sequence lengths too large for the GPUs (trainer or inference)",),
-              (Change("max_tokens", "lower it (halve)", "shorter sequences need less activation and KV memory", 0.5),
-               Change("batch_size", "lower it (halve)", "fewer rollouts in flight per step", 0.5)),
-              ("no out-of-memory lines after a restart", "peak memory stays below the GPU's size")),
+              (Change("max_tokens", "halve", "shorter sequences need less activation and KV memory", 0.5),
+               Change("batch_size", "halve", "fewer rollouts in flight per step", 0.5)),
+              ("no out-of-memory lines after a restart", "peak memory stays below the GPU's size"),
+              explains=("non-finite", "stalled", "errored-rollouts")),
+    Signature("mismatch-kl-bug", "error", check_mismatch_bug,
+              ("token/logprob misalignment between trainer and inference",
+               "multi-turn re-tokenization or a chat template that strips earlier turns",
+               "a model-implementation bug; do not paper over it with importance sampling"),
+              (),
+              ("a 1-step smoke run lands below 0.01 mismatch KL",),
+              explains=("grad-norm-spike", "non-finite", "entropy-explosion", "reward-collapse", "unstable-reward"),
+              rolls_back=False),
+    Signature("reward-hacking-suspected", "error", check_hacking,
+              ("the reward pays for something other than the task (a format, a length, a keyword)",
+               "a judge or parser that can be fooled", "train and eval data that differ in kind"),
+              (),
+              ("sampled rollouts at the steps named earn their reward by solving the task",
+               "held-out eval reward rises with the training reward"),
+              explains=("length-truncation", "entropy-collapse", "saturated-reward", "zero-advantage-dominant",
+                        "grad-norm-spike", "unstable-reward"),
+              holds=("max_tokens",), reads_samples=True),
+    Signature("reward-collapse", "error", check_collapse,
+              ("learning rate too high for the batch (playbook bin 2), often announced by grad-norm spikes",
+               "growing train-inference mismatch or stale data", "a policy that degenerated (repetition, gibberish)"),
+              (LOWER_LR,),
+              ("after resuming from the rollback step: no grad-norm spike for 50 steps",
+               "reward back above its level at the rollback step and not falling"),
+              explains=_AFTERMATH, holds=("max_tokens",)),
     Signature("non-finite", "error", check_nonfinite,
               ("an importance ratio overflowing on stale tokens (exp of a large log-ratio)",
                "micro/mini-batch arithmetic leaving no gradient-accumulation steps",
                "learning rate too high; prime-rl drops non-finite values, so a metric that stops is one"),
               (LOWER_LR,),
               ("after a restart from the last finite checkpoint: no non-finite value and no missing metric "
-               "for 50 steps",)),
-    Signature("mismatch-kl-bug", "error", check_mismatch_bug,
-              ("token/logprob misalignment between trainer and inference",
-               "multi-turn re-tokenization or a chat template that strips earlier turns",
-               "a model-implementation bug; do not paper over it with importance sampling"),
-              (),
-              ("a 1-step smoke run lands below 0.01 mismatch KL",)),
+               "for 50 steps",),
+              explains=("reward-collapse", "grad-norm-spike", "flat-reward")),
     Signature("flat-reward", "error", check_flat,
               ("task too hard for the model (playbook bin 1)", "verifier or parser scores gold answers 0",
                "prompt/tool contract or format mismatch", "answers cut off by max tokens"),
               (RAISE_GROUP, FILTER),
               ("the verifier gives gold answers full reward", "mixed-reward groups rise above half",
-               "reward slope over 20+ steps significantly above zero")),
+               "reward slope over 20+ steps significantly above zero"),
+              explains=("zero-advantage-dominant",), rolls_back=False),
     Signature("saturated-reward", "warning", check_saturated,
               ("data too easy for the current policy, or normal late-training saturation",),
               (FILTER,),
-              ("mixed-reward groups back above half", "held-out eval reward still rising")),
+              ("mixed-reward groups back above half", "held-out eval reward still rising"),
+              explains=("zero-advantage-dominant",), rolls_back=False),
     Signature("unstable-reward", "warning", check_unstable,
               ("batch or group too small (playbook bin 2)", "learning rate too high",
                "several optimizer steps per rollout batch or too much asynchrony"),
               (LOWER_LR, RAISE_GROUP, RAISE_BATCH),
-              (f"reward spread around its {TREND_WINDOW}-step trend below {UNSTABLE_SPREAD} for 50 steps",)),
+              (f"reward spread around its {TREND_WINDOW}-step trend below {UNSTABLE_SPREAD} for 50 steps",),
+              rolls_back=False),
+    Signature("mismatch-kl-high", "warning", check_mismatch_high,
+              ("bf16 rounding differences between trainer and inference", "MoE routing differences",
+               "vLLM cascade attention on long multi-turn contexts", "staleness"),
+              (Change("max_off_policy_steps", "halve", "less stale data widens the mismatch less", 0.5), LOWER_LR),
+              (f"median mismatch KL back below {MISMATCH_HIGH} for 50 steps", "grad norm flat"),
+              explains=("non-finite", "grad-norm-spike", "entropy-explosion", "reward-collapse", "unstable-reward")),
+    Signature("entropy-collapse", "warning", check_entropy_collapse,
+              ("symmetric clipping with too small an upper epsilon", "rollout temperature below 1",
+               "many optimizer updates per rollout batch"),
+              (Change("temperature", "set to 1.0", "lower temperatures collapse entropy faster", value=1.0),),
+              ("entropy flat or slowly rising for 50 steps",),
+              explains=("slow-learning", "flat-reward", "zero-advantage-dominant", "saturated-reward")),
+    Signature("entropy-explosion", "warning", check_entropy_explosion,
+              ("upper clip epsilon or entropy bonus too strong", "sequence-level loss on long outputs",
+               "train-inference mismatch on low-probability tokens"),
+              (LOWER_LR,),
+              ("entropy stops rising", "no gibberish or repetition in sampled rollouts"),
+              explains=("length-truncation", "reward-collapse", "unstable-reward", "grad-norm-spike")),
     Signature("slow-learning", "warning", check_slow,
               ("task difficulty or reward shaping (playbook bin 3: revisit these before risk knobs)",
                "learning rate too low (common for LoRA at a full fine-tuning rate)",
                "an advantage bug (wrong group ids), reward noise"),
               (FILTER,
-               Change("learning_rate", "raise it (double)", "verifiers: raise LR for more aggressive training", 2)),
-              ("reward slope significantly above zero over the last quarter of the run (50-200 steps)",)),
-    Signature("entropy-collapse", "warning", check_entropy_collapse,
-              ("symmetric clipping with too small an upper epsilon", "rollout temperature below 1",
-               "many optimizer updates per rollout batch"),
-              (Change("temperature", "set it to 1.0", "lower temperatures collapse entropy faster", value=1.0),),
-              ("entropy flat or slowly rising for 50 steps",)),
-    Signature("entropy-explosion", "warning", check_entropy_explosion,
-              ("upper clip epsilon or entropy bonus too strong", "sequence-level loss on long outputs",
-               "train-inference mismatch on low-probability tokens"),
-              (LOWER_LR,),
-              ("entropy stops rising", "no gibberish or repetition in sampled rollouts")),
+               Change("learning_rate", "double", "verifiers: raise LR for more aggressive training", 2)),
+              ("reward slope significantly above zero over the last quarter of the run (50-200 steps)",),
+              rolls_back=False),
     Signature("length-truncation", "warning", check_truncation,
               ("the task needs a longer budget", "repetition loops", "length bias of per-sequence normalization"),
-              (Change("max_tokens", "raise it (double)", "fewer answers cut off before they finish", 2),),
-              (f"truncated share below {TRUNCATION:.0%} (AReaL acts at 5%)",)),
-    Signature("mismatch-kl-high", "warning", check_mismatch_high,
-              ("bf16 rounding differences between trainer and inference", "MoE routing differences",
-               "vLLM cascade attention on long multi-turn contexts", "staleness"),
-              (Change("max_off_policy_steps", "lower it (halve)", "less stale data widens the mismatch less", 0.5),),
-              (f"median mismatch KL back below {MISMATCH_HIGH} for 50 steps", "grad norm flat")),
+              (Change("max_tokens", "double", "fewer answers cut off before they finish", 2),),
+              (f"truncated share below {TRUNCATION:.0%} (AReaL acts at 5%)",),
+              rolls_back=False),
     Signature("grad-norm-spike", "warning", check_grad_spike,
               ("learning rate too high", "train-inference mismatch", "stale data",
                "low-probability tokens with huge importance ratios"),
@@ -459,22 +701,26 @@ SIGNATURES: tuple[Signature, ...] = (
               ("most groups all-pass or all-fail: task too hard or too easy for the group size",
                "a reward that is always 0 or 1 regardless of the answer"),
               (RAISE_GROUP, FILTER),
-              (f"trainable share above {TRAINABLE:.0%} for 50 steps",)),
+              (f"trainable share above {TRAINABLE:.0%} for 50 steps",),
+              explains=("slow-learning",), rolls_back=False),
     Signature("staleness", "warning", check_staleness,
               ("inference far ahead of the trainer", "long agentic rollouts queued behind the cap"),
-              (Change("max_off_policy_steps", "lower it", "bounds how stale a trained rollout may be; "
+              (Change("max_off_policy_steps", "halve", "bounds how stale a trained rollout may be; "
                       "pair with fewer in-flight rollouts so fewer are dropped", 0.5),),
-              ("off-policy lag below its cap and no rollouts dropped on most of 50 steps",)),
+              ("off-policy lag below its cap and no rollouts dropped on most of 50 steps",),
+              explains=("mismatch-kl-high", "grad-norm-spike")),
     Signature("errored-rollouts", "warning", check_errored,
               ("environment code raising", "timeouts", "sandbox out of memory", "tool failures"),
               (),
-              (f"errored share below {ERRORED:.0%} for 50 steps (read logs/latest/envs/ first)",)),
+              (f"errored share below {ERRORED:.0%} for 50 steps (read logs/latest/envs/ first)",),
+              explains=("reward-collapse", "flat-reward", "slow-learning", "zero-advantage-dominant")),
     Signature("trainer-bottleneck", "info", check_trainer_bottleneck,
               ("the trainer is the slower side: inference idles until the next policy",),
               (),
-              ("the orchestrator's wait for a policy under a quarter of the step",)),
+              ("the orchestrator's wait for a policy under a quarter of the step",), rolls_back=False),
     Signature("orchestrator-bottleneck", "info", check_orchestrator_bottleneck,
               ("inference or environments are the slower side: the trainer idles for data",),
               (),
-              ("the trainer's wait for a batch under a quarter of the step",)),
+              ("the trainer's wait for a batch under a quarter of the step",), rolls_back=False),
 )
+BY_CODE = {signature.code: signature for signature in SIGNATURES}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from bisect import insort
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 
 def mean(values: Sequence[float]) -> float:
@@ -63,3 +63,24 @@ def spikes(values: Sequence[float], window: int, factor: float, warmup: int) -> 
 def median_sorted(ordered: list[float]) -> float:
     middle = len(ordered) // 2
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def rolling_mean(values: Sequence[float], window: int) -> list[float]:
+    """The centred mean of the `window` values around each point (fewer at the two ends)."""
+    prefix = [0.0]
+    for value in values:
+        prefix.append(prefix[-1] + value)
+    half, n = window // 2, len(values)
+    return [(prefix[min(n, i + half + 1)] - prefix[max(0, i - half)]) / (min(n, i + half + 1) - max(0, i - half))
+            for i in range(n)]
+
+
+def onset(smoothed: Sequence[float], past: Callable[[float], bool]) -> int | None:
+    """Where the final stretch of `smoothed` values that are all `past` a threshold begins; None
+    when the last value is not past it."""
+    if not smoothed or not past(smoothed[-1]):
+        return None
+    start = len(smoothed) - 1
+    while start > 0 and past(smoothed[start - 1]):
+        start -= 1
+    return start

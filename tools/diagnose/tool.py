@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
+from tools.configs.document import lookup
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
 from tools.diagnose import stats
@@ -14,8 +16,9 @@ from tools.diagnose.compare import Comparison, compare
 from tools.diagnose.configkeys import ConfigView, open_config
 from tools.diagnose.readers import FORMATS, read
 from tools.diagnose.series import CANONICAL, Run
-from tools.diagnose.signatures import RECENT, SIGNATURES, Change, Signature, View
-from tools.findings import Severity, by_severity
+from tools.diagnose.signatures import BY_CODE, RECENT, SIGNATURES, Change, View
+from tools.diagnose.story import Begun, Story, offered, rollback, tell
+from tools.findings import Severity, rank
 
 
 class DiagnoseInput(BaseModel):
@@ -40,12 +43,26 @@ class DiagnoseInput(BaseModel):
 class RunFinding(BaseModel):
     code: str
     severity: Severity
+    first_step: int | None = Field(description="the step where it began")
     steps: list[int] | None = Field(description="[first, last] step the finding covers")
+    caused_by: str | None = Field(None, description="the code of the finding this one follows from")
     summary: str
     evidence: dict[str, float]
     causes: list[str]
     deltas: list[Delta]
     stop_when: list[str]
+    look_at: list[str] = Field(default_factory=list, description="commands that show the rollouts to read")
+
+
+class Primary(BaseModel):
+    code: str
+    at_step: int | None = Field(description="where the trouble began: the earliest first step of the primary "
+                                            "finding and of everything that follows from it")
+    rollback_step: int | None = Field(description="the last step before at_step the run can resume from (the "
+                                                  "nearest checkpoint at or before it when checkpoints are known); "
+                                                  "null when rolling back would not help")
+    checkpoint: bool = Field(description="rollback_step is a checkpoint the run folder or the config shows")
+    remedy: str
 
 
 class DiagnoseResult(ToolResult):
@@ -58,7 +75,9 @@ class DiagnoseResult(ToolResult):
     metric_sources: dict[str, str] = Field(description="the metric each canonical series was read from")
     config_dialect: str | None = None
     notes: list[str] = Field(default_factory=list)
-    findings: list[RunFinding]
+    unread: list[str] = Field(default_factory=list, description="metrics the run has that no reader maps")
+    primary: Primary | None = Field(description="the finding that explains the run; null when it is healthy")
+    findings: list[RunFinding] = Field(description="the primary first, then in the order they began")
     compare: Comparison | None = None
 
     def exit_code(self) -> int:
@@ -69,13 +88,22 @@ class DiagnoseResult(ToolResult):
         lines = [f"{self.source}  ({FORMATS.get(self.format, self.format)}, {self.steps} steps{span})",
                  f"metrics: {', '.join(self.metrics_found) or 'none recognised'}"]
         lines += [f"note: {note}" for note in self.notes]
+        if self.primary:
+            began = f" from step {self.primary.at_step}" if self.primary.at_step is not None else ""
+            lines += ["", f"primary: {self.primary.code}{began}: {self.primary.remedy}"]
         for finding in self.findings:
             where = f" (steps {finding.steps[0]}-{finding.steps[1]})" if finding.steps else ""
+            if finding.steps and finding.first_step is not None and finding.first_step != finding.steps[0]:
+                where = f" (began at step {finding.first_step}; judged on steps {finding.steps[0]}-{finding.steps[1]})"
             lines += ["", f"{finding.severity.upper():7} {finding.code}{where}: {finding.summary}"]
-            lines += [f"  cause:     {cause}" for cause in finding.causes]
+            if finding.caused_by:  # its own causes would distract from the one it follows from
+                lines.append(f"  follows:   {finding.caused_by}")
+            else:
+                lines += [f"  cause:     {cause}" for cause in finding.causes]
             for delta in finding.deltas:
-                was = f"{delta.from_} -> " if delta.from_ is not None else ""
-                lines.append(f"  change:    {delta.key}: {was}{delta.to}  ({delta.why})")
+                value = f"{delta.from_!r} -> {delta.to!r}, " if delta.to is not None else ""
+                lines.append(f"  change:    {delta.key}: {value}{delta.change}  ({delta.why})")
+            lines += [f"  read:      {command}" for command in finding.look_at]
             lines += [f"  stop when: {condition}" for condition in finding.stop_when]
         if self.compare:
             lines += ["", f"compared with {self.compare.source} ({self.compare.steps} steps)",
@@ -95,12 +123,12 @@ def diagnose(args: DiagnoseInput, ctx: Context) -> DiagnoseResult:
     config = open_config(ctx.resolve(args.config)) if args.config else None
     source = ctx.resolve(args.source)
     kind, run = read(source)
-    findings = judge(run, config)
+    primary, findings = judge(run, config, _samples(source, kind))
     comparison = None
     if args.compare:
         earlier_source = ctx.resolve(args.compare)
         earlier_kind, earlier = read(earlier_source)
-        comparison = compare(str(earlier_source), earlier_kind, earlier, _codes(judge(earlier, config)), run,
+        comparison = compare(str(earlier_source), earlier_kind, earlier, _codes(judge(earlier, config)[1]), run,
                              _codes(findings), list(CANONICAL))
     notes = list(run.notes)
     if "reward_mean" not in run.series:
@@ -109,27 +137,76 @@ def diagnose(args: DiagnoseInput, ctx: Context) -> DiagnoseResult:
         source=str(source), format=kind, steps=len(run.steps), first_step=run.first_step, last_step=run.last_step,
         metrics_found=[name for name in CANONICAL if name in run.series],
         metric_sources={name: run.series[name].raw for name in CANONICAL if name in run.series},
-        config_dialect=str(config.dialect) if config else None, notes=notes, findings=findings, compare=comparison,
+        config_dialect=str(config.dialect) if config else None, notes=notes, unread=run.unread, primary=primary,
+        findings=findings, compare=comparison,
     )
 
 
-def judge(run: Run, config: ConfigView | None) -> list[RunFinding]:
+def judge(run: Run, config: ConfigView | None,
+          samples: Callable[[int], str] | None = None) -> tuple[Primary | None, list[RunFinding]]:
+    """The findings as one story: each linked to what it follows from, the primary first."""
     cap = config.value_of("max_off_policy_steps") if config else None
     view = View(run, cap) if isinstance(cap, int) and cap > 0 else View(run)
+    hits = [(signature, hit) for signature in SIGNATURES if (hit := signature.check(view)) is not None]
+    story = tell([Begun(s.code, hit.severity or s.severity, hit.first_step) for s, hit in hits])
     findings = []
-    for signature in SIGNATURES:
-        hit = signature.check(view)
-        if hit is not None:
-            findings.append(RunFinding(
-                code=signature.code, severity=hit.severity or signature.severity,
-                steps=list(hit.steps) if hit.steps else None, summary=hit.says, evidence=hit.evidence,
-                causes=list(signature.causes), deltas=_deltas(signature, config), stop_when=list(signature.stop_when),
-            ))
-    # `healthy` means no error or warning; informational findings may stand beside it.
-    if not any(f.severity != "info" for f in findings):
-        findings.insert(0, _healthy(run))
-    findings[:] = by_severity(findings)
-    return findings
+    for signature, hit in hits:
+        reads = samples is not None and signature.reads_samples
+        look_at = [samples(step) for step in dict.fromkeys(hit.steps or ())] if reads else []
+        findings.append(RunFinding(
+            code=signature.code, severity=hit.severity or signature.severity, first_step=hit.first_step,
+            steps=list(hit.steps) if hit.steps else None, caused_by=story.caused_by.get(signature.code),
+            summary=hit.says, evidence=hit.evidence, causes=list(signature.causes),
+            deltas=_deltas(offered(signature.code, story), config), stop_when=list(signature.stop_when),
+            look_at=look_at,
+        ))
+    findings.sort(key=lambda f: (f.code != story.primary, f.first_step is None, f.first_step or 0, rank(f.severity)))
+    if story.primary is None:
+        # `healthy` means no error or warning; informational findings may stand beside it.
+        return None, [_healthy(run), *findings]
+    return _primary(story, findings[0], run, config), findings
+
+
+def _primary(story: Story, finding: RunFinding, run: Run, config: ConfigView | None) -> Primary:
+    checkpoints = _checkpoints(run, config)
+    step = rollback(story.at_step, run.first_step, checkpoints) if BY_CODE[finding.code].rolls_back else None
+    remedy = []
+    if step is not None and checkpoints:
+        remedy.append(f"roll back: resume from the checkpoint at step {step}")
+    elif step is not None:
+        remedy.append(f"roll back to step {step}, the last before the trouble: resume from the nearest checkpoint "
+                      "at or before it")
+    elif BY_CODE[finding.code].rolls_back and story.at_step is not None and checkpoints is not None:
+        remedy.append(f"no checkpoint before step {story.at_step}: restart from the start")
+    remedy += [f"{d.key}: {d.change}" + (f" ({d.from_!r} -> {d.to!r})" if d.to is not None else "")
+               for d in finding.deltas]
+    if finding.look_at:
+        remedy.append(f"read the rollouts first ({finding.look_at[0]})")
+    if not finding.deltas and not finding.look_at:
+        remedy.append(f"look for the cause: {finding.causes[0]}")
+    return Primary(code=finding.code, at_step=story.at_step, rollback_step=step, checkpoint=step is not None and bool(
+        checkpoints), remedy="; ".join(remedy))
+
+
+def _checkpoints(run: Run, config: ConfigView | None) -> list[int] | None:
+    """Steps the run can resume from: the run folder's checkpoints, else every `[ckpt] interval` steps."""
+    if run.checkpoints:
+        return run.checkpoints
+    # prime-rl spells the interval `ckpt.interval` in every era; the intent table has no entry for it.
+    interval = lookup(config.data, "ckpt.interval") if config else None
+    if isinstance(interval, int) and not isinstance(interval, bool) and interval > 0 and run.last_step is not None:
+        return list(range(interval, run.last_step + 1, interval))
+    return None
+
+
+def _samples(source: Path, kind: str) -> Callable[[int], str]:
+    """The command that shows a step's rollouts (best first: how the reward is earned)."""
+    if kind == "prime-train-metrics":
+        return lambda step: f"prime train rollouts RUN --step {step}"
+    run_dir = source if source.is_dir() else source.parent
+    # prime-rl writes each step's rollouts to <run_dir>/rollouts/step_N/train/all/traces.jsonl.
+    rollouts = run_dir / "rollouts"
+    return lambda step: f"rlpilot eval samples {rollouts / f'step_{step}/train/all/traces.jsonl'} --which best"
 
 
 def _healthy(run: Run) -> RunFinding:
@@ -138,31 +215,26 @@ def _healthy(run: Run) -> RunFinding:
         found = run.series.get(name)
         if found is not None and len(found):
             evidence[f"recent_mean_{name}"] = stats.mean(found.values[-RECENT:])
-    return RunFinding(code="healthy", severity="info", steps=[run.first_step, run.last_step] if run.steps else None,
-                   summary="no failure signature on any window", evidence=evidence, causes=[], deltas=[],
-                   stop_when=[])
+    return RunFinding(code="healthy", severity="info", first_step=run.first_step,
+                      steps=[run.first_step, run.last_step] if run.steps else None,
+                      summary="no failure signature on any window", evidence=evidence, causes=[], deltas=[],
+                      stop_when=[])
 
 
-def _deltas(signature: Signature, config: ConfigView | None) -> list[Delta]:
-    deltas = []
-    for change in signature.changes:
-        delta = _delta(change, config)
-        if delta is not None:
-            deltas.append(delta)
-    return deltas
+def _deltas(changes: tuple[Change, ...], config: ConfigView | None) -> list[Delta]:
+    return [delta for change in changes if (delta := _delta(change, config)) is not None]
 
 
 def _delta(change: Change, config: ConfigView | None) -> Delta | None:
     key = config.key_for(change.intent) if config else None
     if config is None or key is None:
         why = change.why if config is None else f"{change.why} ({config.dialect} has no single key for this)"
-        return Delta(key=change.intent, to=change.phrase, why=why)
+        return Delta(key=change.intent, to=change.value, change=change.change, why=why)
     current = config.value_of(change.intent)
     target = change.apply(current)
     if target is not None and target == current:
         return None  # already where the remedy would put it
-    return Delta(file=str(config.path), key=key, from_=current, to=change.phrase if target is None else target,
-                 why=change.why)
+    return Delta(file=str(config.path), key=key, from_=current, to=target, change=change.change, why=change.why)
 
 
 def _codes(findings: list[RunFinding]) -> list[str]:
