@@ -244,19 +244,13 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
         add("rerun-eval", "Run the eval again and read its log: no rollout was recorded",
             "A summary needs at least one finished rollout.", f"rlpilot eval run {env}")
         return recs
-    if s.errored:
-        top, count = next(iter(s.errors.items()))
-        share = f"{s.errored} of {s.rollouts} rollouts ({_pct(s.errored_fraction)}) errored"
-        if s.verdict == "broken":
-            add("fix-errors", f"Fix the failing rollouts first (most common: {top!r}, {count} times), then rerun "
-                "the eval; read them with", f"{share}, above the {ERRORED_BROKEN:.0%} that makes a run unfit to judge "
-                "difficulty (rl-stability S17): errored rollouts carry no reward.",
-                f"rlpilot eval samples {run} --which worst")
-        else:
-            add("inspect-errors", f"Read the errored rollouts when convenient (most common: {top!r})",
-                f"{share}, within the {ERRORED_BROKEN:.0%} a run tolerates (rl-stability S17); the verdict is judged "
-                "on the rollouts that scored.", f"rlpilot eval samples {run} --which worst")
+    top, count = next(iter(s.errors.items()), ("", 0))
+    errored = f"{s.errored} of {s.rollouts} rollouts ({_pct(s.errored_fraction)}) errored"
     if s.verdict == "broken":
+        add("fix-errors", f"Fix the failing rollouts first (most common: {top!r}, {count} times), then rerun the "
+            "eval; read them with", f"{errored}, above the {ERRORED_BROKEN:.0%} that makes a run unfit to judge "
+            "difficulty (rl-stability S17): errored rollouts carry no reward.",
+            f"rlpilot eval samples {run} --which worst")
         return recs
     if group_size < 2:
         add("more-rollouts", "Rerun with at least 3 rollouts per example",
@@ -306,6 +300,10 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
     if s.verdict == "ready":
         add("proceed", "Rewards differ at baseline: go on to training with a conservative run length, and inspect "
             "samples early", f"{_pct(mixed)} of groups have mixed rewards.", f"rlpilot eval samples {run}")
+    if s.errored:  # below the bar, so after what the verdict asks for
+        add("inspect-errors", f"Read the errored rollouts when convenient (most common: {top!r})",
+            f"{errored}, within the {ERRORED_BROKEN:.0%} a run tolerates (rl-stability S17); the verdict is judged "
+            "on the rollouts that scored.", f"rlpilot eval samples {run} --which worst")
     return recs
 
 
