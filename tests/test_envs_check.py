@@ -208,6 +208,16 @@ def test_a_shortcut_is_judged_against_the_floor_and_a_solve(tmp_path, rewards, f
     assert check.tasks == len(rewards) and check.errored == 0
 
 
+def test_degenerate_rollouts_that_error_are_reported_not_judged(tmp_path):
+    traces, sent = shortcut_traces(tmp_path / "run", {0: {"empty": 0.0, "yes": 0.0}})
+    with traces.open("a") as handle:
+        handle.write(json.dumps(episode(0, None, error="reply was empty")) + "\n")
+    check, [finding] = judge(traces, sent)
+    assert (finding.code, finding.severity, finding.line, check.errored) == ("shortcut-rollouts-errored", "warning",
+                                                                              3, 1)
+    assert "1 of 3 degenerate-reply rollouts errored" in finding.message and "reply was empty" in finding.message
+
+
 def test_the_degenerate_policy_answers_each_prompt_with_each_reply_in_turn():
     """The real openai client, streamed and not, as vf-eval calls it."""
     with DegeneratePolicy() as policy:

@@ -64,7 +64,7 @@ class ShortcutScore(BaseModel):
 
 
 class ShortcutCheck(BaseModel):
-    traces: str | None
+    traces: str
     tasks: int
     errored: int
     scores: list[ShortcutScore]
@@ -159,6 +159,11 @@ def check_shortcuts(vf_eval: str, taskset_id: str, tasks: int, folder: Path, ctx
                     environ: dict[str, str]) -> tuple[ShortcutCheck | None, list[Finding]]:
     """Run vf-eval with every degenerate reply on each task; the replies that score are findings."""
     name = f"{taskset_id}--shortcuts--{time.strftime('%Y%m%d-%H%M%S')}"
+
+    def log(stream: str, line: str) -> None:
+        if stream == "stderr":  # vf-eval logs its progress there
+            ctx.emit({"type": "log", "line": line})
+
     with DegeneratePolicy() as policy:
         argv = [vf_eval, taskset_id, "-m", MODEL, "-n", str(tasks), "-r", str(len(KINDS)),
                 "--client.base-url", policy.base_url, "--client.api-key-var", KEY_VARIABLE,
@@ -166,9 +171,7 @@ def check_shortcuts(vf_eval: str, taskset_id: str, tasks: int, folder: Path, ctx
                 "--run.name", name, "--output-dir", str(folder), "--no-rich", "--no-push"]
         ctx.emit({"type": "log", "line": "scoring degenerate replies: " + " ".join(argv)})
         outcome = process.run(argv, cwd=ctx.workspace, env={**environ, KEY_VARIABLE: "loopback"},
-                              timeout=SHORTCUT_TIMEOUT,
-                              on_line=lambda stream, line: stream == "stderr" and ctx.emit({"type": "log",
-                                                                                            "line": line}))
+                              timeout=SHORTCUT_TIMEOUT, on_line=log)
     traces = folder / name / "traces.jsonl"
     if not outcome.ok or not traces.is_file():
         return None, [Finding(code="shortcut-check-failed", severity="warning",
@@ -205,8 +208,15 @@ def judge(traces: Path, sent: dict[str, str]) -> tuple[ShortcutCheck, list[Findi
                         f"{bar:g} a reply without content may reach there ({len(hits)} of {len(got)} tasks pay it)",
                 fix="make the reward depend on a correct answer (parse and compare it, or use a judge): a policy "
                     "learns this reply instead of the task"))
-    errored = sum(r.errored for r in run.rollouts)
-    return ShortcutCheck(traces=str(traces), tasks=len(rewards), errored=errored, scores=scores), findings
+    errored = [r for r in run.rollouts if r.errored]
+    if errored:
+        findings.append(Finding(code="shortcut-rollouts-errored", severity="warning", file=str(traces),
+                                line=errored[0].line,
+                                message=f"{len(errored)} of {len(run.rollouts)} degenerate-reply rollouts errored "
+                                        f"instead of scoring (first: {errored[0].error}); their replies were not "
+                                        "judged",
+                                fix="an environment should score any reply, however poor, rather than fail on it"))
+    return ShortcutCheck(traces=str(traces), tasks=len(rewards), errored=len(errored), scores=scores), findings
 
 
 def _bar(task: dict[str, tuple[float, int]]) -> float:
