@@ -242,7 +242,7 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
 
     if s.rollouts == 0:
         add("rerun-eval", "Run the eval again and read its log: no rollout was recorded",
-            "A summary needs at least one finished rollout.", f"rlpilot eval run {env}")
+            "A summary needs at least one finished rollout.", f"rlpilot eval run {env} -m MODEL")
         return recs
     top, count = next(iter(s.errors.items()), ("", 0))
     errored = f"{s.errored} of {s.rollouts} rollouts ({_pct(s.errored_fraction)}) errored"
@@ -255,7 +255,7 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
     if group_size < 2:
         add("more-rollouts", "Rerun with at least 3 rollouts per example",
             "With one rollout per example no group can show variance, so diversity cannot be judged.",
-            f"rlpilot eval run {env} -r 3")
+            f"rlpilot eval run {env} -m MODEL -r 3")
     binary = s.reward_kind == "binary"
     nothing_passes = binary and s.reward.mean == 0.0
     mixed = 1 - (s.zero_variance_fraction or 0)
@@ -267,7 +267,7 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
         add("easier-data", "Use easier examples or a curriculum, or an SFT warm-up, before RL",
             f"Mean reward {s.reward.mean:.3f}: with {_pct(s.all_fail_fraction)} of groups all-fail there is almost "
             "no advantage to learn from (rl-stability S1).")
-    if binary and not nothing_passes and (s.all_fail_fraction or 0) >= MAJORITY:
+    if binary and not nothing_passes and group_size >= 2 and (s.all_fail_fraction or 0) >= MAJORITY:
         target = LARGER_GROUP if group_size < LARGER_GROUP else 2 * group_size
         p = s.reward.mean
         add("larger-group", f"Raise the group size (rollouts per example) from {group_size} to {target}",
