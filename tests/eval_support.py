@@ -24,8 +24,15 @@ RLPILOT = Path(sys.executable).parent / "rlpilot"
 
 
 def episode(idx: int, reward: float | None, *, error: str | None = None, reply: str = "42",
-            env: str = "tiny-arith", model: str = "stub-model") -> dict[str, Any]:
-    """One rollout as a verifiers 0.4 Episode record. `error` makes it a failed rollout."""
+            env: str = "tiny-arith", model: str = "stub-model", timeout: bool = False) -> dict[str, Any]:
+    """One rollout as a verifiers 0.4 Episode record. `error` makes it a failed rollout; `timeout` one that
+    overran its deadline, which verifiers 0.4 records on the episode (env.py: `is_timeout` and a TimeoutError)."""
+    if timeout:
+        timed_out = episode(idx, None, error="timeout", reply=reply, env=env, model=model)
+        timed_out["traces"][0].update(errors=[], stop_condition="timeout")
+        deadline = {"type": "TimeoutError", "message": "TinyArithEnv.run() exceeded its 600s deadline "
+                    "(--env.timeout.episode)", "status_code": None}
+        return {**timed_out, "is_timeout": True, "errors": [deadline]}
     rewards = {} if reward is None else {"correct": {"score": reward, "weight": 1.0}}
     errors = [{"type": "ProviderError", "message": error, "status_code": 503}] if error else []
     nodes = [
@@ -66,9 +73,12 @@ def legacy_row(example_id: int, reward: float | None, *, error: str | None = Non
     return row
 
 
-def write_traces(folder: Path, groups: dict[int, list[float | None]], **kwargs: Any) -> Path:
+def write_traces(folder: Path, groups: dict[int, list[float | None]], *, error: str | None = None,
+                 **kwargs: Any) -> Path:
+    """A traces.jsonl of these rewards per example; with `error`, a None reward is a rollout that failed with it."""
     folder.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps(episode(idx, r, **kwargs)) for idx, rewards in groups.items() for r in rewards]
+    lines = [json.dumps(episode(idx, r, error=error if r is None else None, **kwargs))
+             for idx, rewards in groups.items() for r in rewards]
     (folder / "traces.jsonl").write_text("".join(line + "\n" for line in lines))
     return folder
 
@@ -122,14 +132,14 @@ def use_environments_venv(tmp_path_factory, monkeypatch) -> Path:
 
 
 def arithmetic_script():
-    """Wrong whenever the first operand divides by 3; otherwise right on the first try, wrong on the second."""
+    """Always wrong on the first task (3 + 11); otherwise right on the first try, wrong on the second."""
     seen: Counter[str] = Counter()
 
     def reply(request: dict) -> str:
         text = last_user_text(request)
         a, b = map(int, re.search(r"What is (\d+) \+ (\d+)", text).groups())
         seen[text] += 1
-        right = a % 3 != 0 and seen[text] == 1
+        right = a != 3 and seen[text] == 1
         time.sleep((a - 3) / 7)  # examples finish a second apart, so progress has steps to show
         return f"The answer is {a + b if right else a + b + 1}."
 

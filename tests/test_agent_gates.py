@@ -69,7 +69,7 @@ def test_first_run_protocol_end_to_end(eval_workspace):
     assert evaluation["result"]["summary"]["verdict"] == "ready"
     report = recorder.of_type("report")[0]["report"]
     observed = report["observed"]["evals"][0]
-    assert observed["verdict"] == "ready" and observed["reward"]["mean"] == 0.25
+    assert observed["verdict"] == "ready" and observed["reward"]["mean"] == 0.375
     assert report["deltas"] == [] and "tune" in report["next_step"]["action"]
     assert recorder.of_type("assistant")[-1]["text"] == "The environment is ready for a short run."
 

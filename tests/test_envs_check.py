@@ -1,17 +1,26 @@
-"""env check: real vf-validate on installed environments, and the reading of reward code."""
+"""env check: real vf-validate and vf-eval on installed environments, and the reading of reward code.
+
+The tests marked slow score the degenerate replies with the real vf-eval (a minute or two each here).
+"""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import openai
 import pytest
-from eval_support import ENVIRONMENTS, use_environments_venv
+from eval_support import ENVIRONMENTS, REPO, episode, rlpilot, use_environments_venv
 
-from tools.contract import BadInput, Context
-from tools.envs.check import EnvCheckInput, env_check, scan_file
+from tools.catalog import by_name
+from tools.contract import BadInput, Context, load
+from tools.envs.check import SHORTCUT_TASKS, EnvCheckInput, env_check, scan_file
+from tools.envs.shortcuts import KINDS, REPLIES, DegeneratePolicy, judge
+
+KEYWORD_ENV = REPO / "tests" / "environments" / "yes_keyword"
 
 BAD_ENV = '''\
 import os
@@ -71,6 +80,7 @@ def lines_of(findings, code):
     return sorted(f.line for f in findings if f.code == code)
 
 
+@pytest.mark.slow
 def test_the_example_environments_pass(venv_workspace):
     workspace, _ = venv_workspace
     result = env_check(EnvCheckInput(env=str(ENVIRONMENTS / "reverse_words"), num_examples=3),
@@ -79,8 +89,14 @@ def test_the_example_environments_pass(venv_workspace):
     assert result.validation.tasks == 3 and result.validation.valid == 3
     assert Path(result.validation.results).is_relative_to(workspace / ".rlpilot" / "validate")
     assert result.exit_code() == 0
+    # Every degenerate reply was scored on every task; an echo earns partial credit, well below a shortcut.
+    scores = {s.kind: s for s in result.shortcuts.scores}
+    assert list(scores) == list(KINDS) and all(s.tasks == 3 for s in scores.values())
+    assert 0 < scores["echo"].max < 0.5 and scores["yes"].max == 0.0
+    assert Path(result.shortcuts.traces).is_relative_to(workspace / ".rlpilot" / "shortcuts")
 
 
+@pytest.mark.slow
 def test_an_environment_that_is_not_installed_is_validated_from_its_source(tmp_path, monkeypatch):
     """The first five minutes: the bundled example checks out before anything is installed."""
     monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)  # rlpilot's own environment, which lacks the example
@@ -89,6 +105,7 @@ def test_an_environment_that_is_not_installed_is_validated_from_its_source(tmp_p
     [finding] = result.findings
     assert (finding.code, finding.severity) == ("not-installed", "warning") and "uv pip install" in finding.fix
     assert result.validation.valid == 2 and result.exit_code() == 0
+    assert {s.kind: s.max for s in result.shortcuts.scores} == dict.fromkeys(KINDS, 0.0)
     with pytest.raises(BadInput) as missing:
         env_check(EnvCheckInput(env="no-such-env"), Context(workspace=tmp_path))
     assert missing.value.code == "env-not-found"
@@ -114,7 +131,8 @@ def test_a_bad_environment_is_reported_file_by_line(venv_workspace):
     subprocess.run(["uv", "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "--no-deps", "-e",
                     str(package)], check=True)
 
-    result = env_check(EnvCheckInput(env="bad-env", num_examples=3), Context(workspace=workspace))
+    result = env_check(EnvCheckInput(env="bad-env", num_examples=3, shortcuts=False), Context(workspace=workspace))
+    assert result.shortcuts is None
     by_code = {f.code: f for f in result.findings}
     assert by_code["gold-fails"].severity == "error" and "3 of 3 gold answers" in by_code["gold-fails"].message
     assert by_code["noop-passes"].severity == "error" and "reward [1.0]" in by_code["noop-passes"].message
@@ -122,7 +140,7 @@ def test_a_bad_environment_is_reported_file_by_line(venv_workspace):
     assert all(f.file == str(source) for f in result.findings if f.code == "keyword-heuristic")
     assert lines_of(result.findings, "background-service") == marked("# service")
     assert result.exit_code() == 1
-    assert f"{source}:{marked('# keyword')[-1]}: reward `keyword`" in result.render()
+    assert f"({source}:{marked('# keyword')[-1]}): reward `keyword`" in result.render()
 
 
 @pytest.mark.parametrize(("body", "flagged"), [
@@ -142,3 +160,82 @@ def test_keyword_heuristics_in_a_v0_rubric(tmp_path, body, flagged):
     assert bool(found) == flagged, found
     if flagged:
         assert found[0].line == 6 and "score" in found[0].message
+
+
+@pytest.mark.slow
+def test_a_rubric_that_pays_for_a_keyword_pays_the_bare_keyword(tmp_path, monkeypatch):
+    """Scored through vf-eval as training would: the reply that is only "yes" earns full marks."""
+    monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)  # checked from its source folder, like an uninstalled env
+    events: list[dict] = []
+    result = env_check(EnvCheckInput(env=str(KEYWORD_ENV), num_examples=2), Context(workspace=tmp_path,
+                                                                                     emit=events.append))
+    [shortcut] = [f for f in result.findings if f.code == "reward-shortcut"]
+    assert shortcut.severity == "error" and result.exit_code() == 1
+    assert "the yes reply 'yes' scores 1 on task idx" in shortcut.message
+    assert "(2 of 2 tasks pay it)" in shortcut.message
+    # The finding points at the very rollout in vf-eval's traces: its reply is the keyword, its reward 1.
+    rollout = json.loads(Path(shortcut.file).read_text().splitlines()[shortcut.line - 1])
+    trace = rollout["traces"][0]
+    assert trace["nodes"][-1]["message"]["content"] == "yes" and trace["rewards"]["agrees"]["score"] == 1.0
+    assert {s.kind: s.max for s in result.shortcuts.scores} == {**dict.fromkeys(KINDS, 0.0), "yes": 1.0}
+    assert any("scoring degenerate replies" in e.get("line", "") for e in events)
+
+
+def shortcut_traces(folder: Path, rewards: dict[int, dict[str, float]]) -> tuple[Path, dict[str, str]]:
+    """A traces.jsonl as vf-eval writes it for the degenerate policy, and what the policy sent."""
+    sent = {REPLIES[kind](f"Question {i}?").strip(): kind for i in rewards for kind in KINDS}
+    lines = [json.dumps(episode(i, reward, reply=REPLIES[kind](f"Question {i}?")))
+             for i, by_kind in rewards.items() for kind, reward in by_kind.items()]
+    folder.mkdir(parents=True)
+    (folder / "traces.jsonl").write_text("".join(line + "\n" for line in lines))
+    return folder / "traces.jsonl", sent
+
+
+@pytest.mark.parametrize(("rewards", "flagged"), [
+    # Partial credit below half a solve is not a shortcut; full marks for "yes" is an error.
+    ({0: {"echo": 0.24, "yes": 0.0}, 1: {"echo": 0.1, "yes": 0.0}}, {}),
+    ({0: {"echo": 0.0, "yes": 1.0}, 1: {"echo": 0.0, "yes": 0.0}}, {"yes": "error"}),
+    ({0: {"echo": 0.6, "yes": 0.0}}, {"echo": "warning"}),
+    # A reward that pays the same for everything pays every degenerate reply.
+    ({0: dict.fromkeys(KINDS, 1.0)}, dict.fromkeys(KINDS, "error")),
+    # Below-zero format penalties lower the floor: -1 to 0.2 is more than half the way to a solve.
+    ({0: {"empty": -1.0, "yes": 0.2, "echo": -0.5}}, {"yes": "warning"}),
+])
+def test_a_shortcut_is_judged_against_the_floor_and_a_solve(tmp_path, rewards, flagged):
+    traces, sent = shortcut_traces(tmp_path / "run", rewards)
+    check, findings = judge(traces, sent)
+    assert {f.message.split()[1]: f.severity for f in findings} == flagged
+    assert check.tasks == len(rewards) and check.errored == 0
+
+
+def test_degenerate_rollouts_that_error_are_reported_not_judged(tmp_path):
+    traces, sent = shortcut_traces(tmp_path / "run", {0: {"empty": 0.0, "yes": 0.0}})
+    with traces.open("a") as handle:
+        handle.write(json.dumps(episode(0, None, error="reply was empty")) + "\n")
+    check, [finding] = judge(traces, sent)
+    assert (finding.code, finding.severity, finding.line, check.errored) == ("shortcut-rollouts-errored", "warning",
+                                                                              3, 1)
+    assert "1 of 3 degenerate-reply rollouts errored" in finding.message and "reply was empty" in finding.message
+
+
+def test_the_degenerate_policy_answers_each_prompt_with_each_reply_in_turn():
+    """The real openai client, streamed and not, as vf-eval calls it."""
+    with DegeneratePolicy() as policy:
+        client = openai.OpenAI(base_url=policy.base_url, api_key="unused")
+        asked = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 2 + 2?"}]
+        plain = [client.chat.completions.create(model="m", messages=asked).choices[0].message.content
+                 for _ in KINDS[:3]]
+        streamed = []
+        for _ in KINDS[3:]:
+            chunks = client.chat.completions.create(model="m", messages=asked, stream=True,
+                                                    stream_options={"include_usage": True})
+            streamed.append("".join(c.choices[0].delta.content or "" for c in chunks if c.choices))
+        wrapped = client.chat.completions.create(model="m", messages=asked).choices[0].message.content
+    assert plain + streamed == [REPLIES[kind]("What is 2 + 2?") for kind in KINDS]
+    assert wrapped == "" and policy.sent["What is 2 + 2?"] == "echo"
+
+
+def test_the_shortcut_pass_is_a_cli_only_switch(tmp_path):
+    assert "shortcuts" not in load(by_name("env_check")).model_schema()["properties"]
+    done = rlpilot("env", "check", "--help", cwd=tmp_path)
+    assert "--no-shortcuts" in done.stdout and str(SHORTCUT_TASKS) in done.stdout

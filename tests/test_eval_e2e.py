@@ -36,11 +36,11 @@ def test_vf_eval_run_is_summarized_with_exactly_the_scripted_rewards(workspace):
     assert result.ok and result.form == "vf-eval", result.problem
     assert result.command[-1] == "--no-push"
     s = result.summary
-    # Operands are 3, 10, 17, 24: examples 0 and 3 always fail, 1 and 2 pass once in two.
+    # Operands are 3, 10, 17, 24: example 0 always fails, the others pass once in two.
     assert (s.rollouts, s.examples, s.errored) == (4 * 2, 4, 0)
-    assert (s.reward.mean, s.reward.min, s.reward.max, s.reward_kind) == (0.25, 0.0, 1.0, "binary")
-    assert (s.all_fail_fraction, s.all_pass_fraction, s.zero_variance_fraction) == (0.5, 0.0, 0.5)
-    assert (s.pass_at_k.k, s.pass_at_k.value, s.verdict) == (2, 0.5, "ready")
+    assert (s.reward.mean, s.reward.min, s.reward.max, s.reward_kind) == (0.375, 0.0, 1.0, "binary")
+    assert (s.all_fail_fraction, s.all_pass_fraction, s.zero_variance_fraction) == (0.25, 0.0, 0.25)
+    assert (s.pass_at_k.k, s.pass_at_k.value, s.verdict) == (2, 0.75, "ready")
     assert Path(result.run_dir) == workspace / "outputs" / Path(result.run_dir).name
     # Streaming chat completions, one per rollout, for the model we named.
     assert len(server.requests) == 8

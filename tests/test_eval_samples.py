@@ -64,3 +64,10 @@ def test_cli_renders_samples(tmp_path):
     done = rlpilot("eval", "samples", "run", "--n", "1", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "forty-one" in done.stdout and "reward 0.000" in done.stdout
+
+
+def test_a_file_that_holds_no_rollout_is_bad_input(tmp_path):
+    noise = tmp_path / "traces.jsonl"
+    noise.write_bytes(bytes(range(256)) * 8)
+    done = rlpilot("eval", "samples", "traces.jsonl", cwd=tmp_path)
+    assert done.returncode == 2 and "holds no eval rollouts" in done.stderr and "Traceback" not in done.stderr

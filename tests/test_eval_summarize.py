@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tools.contract import BadInput, Context
-from tools.evals.summarize import SummarizeInput, eval_summarize
+from tools.evals.summarize import ERRORED_BROKEN, MAJORITY, SummarizeInput, eval_summarize
 
 
 def summarize(path: Path):
@@ -33,29 +36,163 @@ def test_mixed_binary_groups_are_ready_with_the_exact_numbers(tmp_path):
     assert (s.zero_variance_fraction, s.all_fail_fraction, s.all_pass_fraction) == (0.5, 0.25, 0.25)
     # pass@3 is the share of groups with at least one pass: 3 of 4.
     assert (s.pass_at_k.k, s.pass_at_k.value) == (3, 0.75)
-    assert s.verdict == "ready"
-    assert codes(s) == ["difficulty-filtering", "proceed"]
+    # Exactly half the groups without variance is already `no-diversity` (at least half, neither side more).
+    assert s.verdict == "no-diversity"
+    assert codes(s) == ["add-variance", "difficulty-filtering"]
     assert all(r.reason for r in s.recommendations)
 
 
-@pytest.mark.parametrize(("groups", "verdict", "expected"), [
-    ({i: [0, 0, 0] for i in range(10)}, "too-hard", {"check-verifier", "easier-data", "larger-group"}),
-    ({i: [1, 1, 1] for i in range(10)}, "too-easy", {"harder-data", "difficulty-filtering"}),
+@pytest.mark.parametrize(("groups", "verdict", "expected", "absent"), [
+    ({i: [0, 0, 0] for i in range(10)}, "too-hard", {"check-verifier", "easier-data"},
+     {"larger-group", "difficulty-filtering", "proceed"}),
+    ({i: [1, 1, 1] for i in range(10)}, "too-easy", {"harder-data"}, {"difficulty-filtering", "proceed"}),
     ({**{i: [1, 1, 1] for i in range(5)}, **{i: [0, 0, 0] for i in range(5, 10)}}, "no-diversity",
-     {"add-variance", "larger-group", "difficulty-filtering"}),
-    ({i: [0.5] for i in range(4)}, "no-diversity", {"more-rollouts", "filtering-conservative"}),
+     {"add-variance", "larger-group"}, {"difficulty-filtering", "proceed"}),
+    ({i: [0.5] for i in range(4)}, "no-diversity", {"more-rollouts", "filtering-conservative"}, {"proceed"}),
+    ({i: [0.5, 0.5, 0.5] for i in range(4)}, "no-diversity", {"add-variance", "filtering-conservative"}, {"proceed"}),
 ])
-def test_verdicts_and_their_recommendations(tmp_path, groups, verdict, expected):
+def test_verdicts_and_their_recommendations(tmp_path, groups, verdict, expected, absent):
     s = summarize(write_traces(tmp_path / "run", groups))
     assert s.verdict == verdict
-    assert expected <= set(codes(s)), codes(s)
+    assert expected <= set(codes(s)) and not absent & set(codes(s)), codes(s)
 
 
-def test_too_hard_needs_a_low_mean_not_only_failing_groups(tmp_path):
-    # 9 of 10 groups fail, but the tenth passes everywhere: mean 0.1 > 0.05, so not too-hard.
-    groups = {**{i: [0, 0, 0] for i in range(9)}, 9: [1, 1, 1]}
+def test_one_constant_reward_says_so(tmp_path):
+    s = summarize(write_traces(tmp_path / "run", {i: [0.5, 0.5, 0.5] for i in range(4)}))
+    assert "Every rollout scored 0.5" in next(r.reason for r in s.recommendations if r.code == "add-variance")
+
+
+# One test per contradiction issue 14 measured.
+
+def test_continuous_rewards_have_no_pass_at_k_and_never_nothing_passes(tmp_path):
+    """Mean 0.40, continuous: it said `pass@3 0.000`, "Nothing passes at baseline" and "go on to training"."""
+    s = summarize(write_traces(tmp_path / "run", {i: [0.2, 0.4, 0.6] for i in range(10)}))
+    assert (s.reward_kind, s.reward.mean, s.verdict) == ("continuous", pytest.approx(0.4), "ready")
+    assert s.pass_at_k is None and "pass@k     - (continuous rewards)" in s.render()
+    assert "check-verifier" not in codes(s) and "proceed" in codes(s)
+    assert not any("Nothing passes" in r.reason for r in s.recommendations)
+
+
+def test_one_timeout_in_forty_is_judged_by_its_share(tmp_path):
+    """1 timed-out rollout in 40 got "fix the failing rollouts first" while the verdict said ready."""
+    run = tmp_path / "run"
+    run.mkdir()
+    lines = [episode(i, float((i + j) % 2)) for i in range(10) for j in range(4)]
+    lines[-1] = episode(9, None, timeout=True)
+    (run / "traces.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
+    s = summarize(run)
+    assert (s.rollouts, s.errored, s.errored_fraction, s.verdict) == (40, 1, 0.025, "ready")
+    assert s.errors == {"TimeoutError: TinyArithEnv.run() exceeded its 600s deadline (--env.timeout.episode)": 1}
+    assert {"inspect-errors", "proceed"} <= set(codes(s)) and "fix-errors" not in codes(s)
+    assert not any("first" in r.action for r in s.recommendations)
+    # Three in forty is above the 5% a run tolerates: the errors come first, and nothing else is advised.
+    for i in (0, 1):
+        lines[4 * i] = episode(i, None, timeout=True)
+    (run / "traces.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
+    broken = summarize(run)
+    assert (broken.errored, broken.verdict, codes(broken)) == (3, "broken", ["fix-errors"])
+    assert "first" in broken.recommendations[0].action and "(8%)" in broken.recommendations[0].reason
+
+
+def test_a_low_mean_with_most_groups_all_fail_is_too_hard(tmp_path):
+    """Mean 0.025 with 80% all-fail groups was `ready`."""
+    groups = {i: [0] * 8 for i in range(10)}
+    groups[0], groups[1] = [1] + [0] * 7, [1] + [0] * 7
     s = summarize(write_traces(tmp_path / "run", groups))
-    assert s.verdict == "no-diversity"
+    assert (s.reward.mean, s.all_fail_fraction, s.verdict) == (0.025, 0.8, "too-hard")
+    assert {"check-verifier", "easier-data", "larger-group"} <= set(codes(s)) and "proceed" not in codes(s)
+    assert "80% of groups fail every rollout" in next(r.reason for r in s.recommendations
+                                                     if r.code == "check-verifier")
+
+
+def test_ninety_percent_all_fail_is_too_hard_not_no_diversity(tmp_path):
+    """9 of 10 groups all-fail and one all-pass (mean 0.1) was `no-diversity`, never `too-hard`."""
+    s = summarize(write_traces(tmp_path / "run", {**{i: [0, 0, 0] for i in range(9)}, 9: [1, 1, 1]}))
+    assert (s.all_fail_fraction, s.verdict) == (0.9, "too-hard")
+
+
+def test_zero_variance_everywhere_gets_no_difficulty_filtering(tmp_path):
+    """100% zero-variance groups still got "turn on difficulty filtering": there is nothing to keep."""
+    s = summarize(write_traces(tmp_path / "run", {i: [i % 2] * 4 for i in range(10)}))
+    assert (s.zero_variance_fraction, s.verdict) == (1.0, "no-diversity")
+    assert "difficulty-filtering" not in codes(s)
+    some = summarize(write_traces(tmp_path / "some", {**{i: [i % 2] * 4 for i in range(9)}, 9: [0, 1, 0, 1]}))
+    assert "difficulty-filtering" in codes(some) and "10% of groups have mixed" in next(
+        r.reason for r in some.recommendations if r.code == "difficulty-filtering")
+
+
+def test_random_bytes_are_bad_input_never_evidence(tmp_path):
+    """`config tune --eval` on random bytes said "0% all-pass and 0% all-fail groups" and exited 0."""
+    noise = tmp_path / "noise.bin"
+    noise.write_bytes(random.Random(14).randbytes(4096))
+    (tmp_path / "rl.toml").write_text('[orchestrator]\nbatch_size = 128\nrollouts_per_example = 8\n'
+                                      '[[orchestrator.env]]\nid = "gsm8k"\n')
+    with pytest.raises(BadInput) as unreadable:
+        summarize(noise)
+    assert unreadable.value.code == "unreadable-run" and str(noise) in unreadable.value.message
+    tuned = rlpilot("config", "tune", "rl.toml", "--eval", "noise.bin", "--json", cwd=tmp_path)
+    assert (tuned.returncode, tuned.stdout) == (2, "") and "holds no eval rollouts" in tuned.stderr
+    # A run with nothing scored is no reward distribution either.
+    write_traces(tmp_path / "errored", {0: [None, None]}, error="boom")
+    tuned = rlpilot("config", "tune", "rl.toml", "--eval", "errored", cwd=tmp_path)
+    assert tuned.returncode == 2 and "eval-without-rewards" in tuned.stderr
+    assert rlpilot("eval", "summarize", "noise.bin", cwd=tmp_path).returncode == 2
+
+
+VERDICT_RUNS = {
+    "ready": {0: [1, 0, 1], 1: [0, 0, 1], 2: [1, 1, 1], 3: [0, 0, 0]},
+    "too-hard": {**{i: [0] * 4 for i in range(8)}, 8: [1, 0, 0, 0], 9: [0, 1, 0, 0]},
+    "too-easy": {i: [1, 1, 1] for i in range(4)},
+    "no-diversity": {**{i: [1] for i in range(5)}, **{i: [0] for i in range(5, 10)}},
+    "continuous": {0: [0.2, 0.7], 1: [0.5, 0.5]},
+    "inspect-errors": {**{i: [1, 0, 1, 0] for i in range(10)}, 10: [None]},
+    "broken": {0: [None, None]},
+}
+
+
+def test_every_hinted_command_is_a_real_command_with_real_flags(tmp_path):
+    """The hint said `config tune --eval-path`, a flag that does not exist: run each hinted command's --help."""
+    commands = set()
+    for name, groups in VERDICT_RUNS.items():
+        for rec in summarize(write_traces(tmp_path / name, groups, error="boom")).recommendations:
+            assert re.findall(r"`(rlpilot [^`]*)`", rec.action + rec.reason) == ([rec.command] if rec.command else [])
+            commands |= {rec.command} - {None}
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "traces.jsonl").write_text("")
+    commands |= {r.command for r in summarize(tmp_path / "empty").recommendations}
+    assert {c.split()[2] for c in commands} == {"samples", "tune", "check", "run"}
+    helps: dict[tuple[str, ...], str] = {}
+    for words in (shlex.split(c) for c in sorted(commands)):
+        subcommand = tuple(words[1:3])
+        if subcommand not in helps:
+            done = rlpilot(*subcommand, "--help", cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+            helps[subcommand] = done.stdout
+        for flag in (w for w in words[3:] if w.startswith("-")):
+            assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", helps[subcommand]), (words, flag)
+
+
+rewards_or_errors = st.sampled_from([0.0, 1.0, None]) | st.floats(0, 1, allow_nan=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(groups=st.dictionaries(st.integers(0, 30), st.lists(rewards_or_errors, min_size=1, max_size=6), min_size=1,
+                              max_size=10))
+def test_no_recommendation_contradicts_the_verdict(tmp_path_factory, groups):
+    s = summarize(write_traces(tmp_path_factory.mktemp("any") / "run", groups, error="boom"))
+    found = set(codes(s))
+    assert ("proceed" in found) == (s.verdict == "ready")
+    assert ("fix-errors" in found) == (s.verdict == "broken")
+    assert (s.pass_at_k is None) == (s.reward_kind == "continuous" or s.reward.mean is None)
+    if "difficulty-filtering" in found:
+        assert s.reward_kind == "binary" and s.zero_variance_fraction < 1
+    if any("Nothing passes" in r.reason for r in s.recommendations):
+        assert s.reward_kind == "binary" and s.pass_at_k.value == 0
+    all_fail, all_pass, zero_variance = s.all_fail_fraction, s.all_pass_fraction, s.zero_variance_fraction
+    expected = ("broken" if s.reward.mean is None or s.errored_fraction > ERRORED_BROKEN else
+                "too-hard" if all_fail > MAJORITY else "too-easy" if all_pass > MAJORITY else
+                "no-diversity" if zero_variance >= MAJORITY else "ready")
+    assert s.verdict == expected
 
 
 def test_continuous_rewards_use_thresholds(tmp_path):
@@ -63,14 +200,8 @@ def test_continuous_rewards_use_thresholds(tmp_path):
     s = summarize(write_traces(tmp_path / "run", groups))
     assert s.reward_kind == "continuous"
     assert s.all_pass_fraction == pytest.approx(1 / 3) and s.all_fail_fraction == pytest.approx(1 / 3)
-    assert s.zero_variance_fraction == 0.0
+    assert s.zero_variance_fraction == 0.0 and s.pass_at_k is None
     assert "filtering-conservative" in codes(s) and "difficulty-filtering" not in codes(s)
-
-
-def test_nothing_passing_asks_for_a_verifier_check_even_when_rewards_vary(tmp_path):
-    s = summarize(write_traces(tmp_path / "run", {0: [0.2, 0.6], 1: [0.3, 0.5]}))
-    assert (s.pass_at_k.value, s.verdict) == (0.0, "ready")
-    assert "check-verifier" in codes(s)
 
 
 def test_more_than_half_errored_is_broken_and_exits_1(tmp_path):
@@ -134,9 +265,10 @@ rewards = st.sampled_from([0.0, 1.0]) | st.floats(0, 1, allow_nan=False)
                               max_size=8))
 def test_legacy_and_traces_summaries_agree_on_the_same_data(tmp_path_factory, groups):
     base = tmp_path_factory.mktemp("same")
-    new = summarize(write_traces(base / "traces", groups)).model_dump(exclude={"path", "format"})
-    old = summarize(write_legacy(base / "legacy", groups)).model_dump(exclude={"path", "format"})
-    assert new == old
+    def seen(run: Path) -> str:  # the recommended commands name the run folder
+        return summarize(run).model_dump_json(exclude={"path", "format"}).replace(str(run), "RUN")
+
+    assert seen(write_traces(base / "traces", groups)) == seen(write_legacy(base / "legacy", groups))
 
 
 def test_a_folder_of_runs_reads_the_newest(tmp_path):

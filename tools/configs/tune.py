@@ -38,7 +38,7 @@ from tools.configs.lint import (
     group_sizes,
     render_finding,
 )
-from tools.contract import Arg, Context, ToolResult
+from tools.contract import Arg, BadInput, Context, ToolResult
 from tools.deltas import Delta
 
 Profile = Literal["quick", "complex"]
@@ -233,7 +233,13 @@ def _observed(eval_path: Path) -> Any:
     from tools.evals.results import locate, read_run
     from tools.evals.summarize import summarize_run
 
-    return summarize_run(read_run(locate(eval_path)))
+    observed = summarize_run(read_run(locate(eval_path)))
+    if observed.reward.mean is None:
+        # No scored rollout means no reward distribution: thresholds from it would be made up.
+        raise BadInput("eval-without-rewards", f"{observed.path} has no scored rollout ({observed.rollouts} "
+                       f"rollouts, {observed.errored} errored)", "fix the eval (`rlpilot eval summarize` says why) "
+                       "and pass a run whose rollouts scored, or leave out --eval")
+    return observed
 
 
 def _thresholds(plan: _Plan, observed: Any) -> None:

@@ -6,6 +6,8 @@
   read (never imported) and substring or keyword matching in them is reported.
 - Environments must be self-contained after install: code that needs a service the user must
   run (a database, a local server) is reported.
+- Degenerate replies (empty, the prompt echoed, a bare "yes", ...) must not earn reward: they are
+  scored by the environment's own rubric through the real `vf-eval` (tools/envs/shortcuts.py).
 Each finding names its file and line.
 """
 
@@ -25,6 +27,7 @@ from pydantic import BaseModel, Field
 from tools import process
 from tools.contract import Arg, BadInput, Context, ToolResult
 from tools.envs.refs import local_env_dir, parse_env_ref
+from tools.envs.shortcuts import ShortcutCheck, check_shortcuts
 from tools.findings import Finding, errors, render
 from tools.workspace import module_origin, rlpilot_home, search_path, workspace_interpreter
 
@@ -40,6 +43,9 @@ _REWARD_DECORATORS = {"reward"}
 _MAX_PER_CODE = 5
 _NOT_SOURCE = {"tests", "outputs", "build", "dist"}  # what an environment ships besides its code
 VALIDATE_TIMEOUT = 600
+# A shortcut is a property of the rubric, not of one task: a few tasks show it, and each costs
+# one rollout per degenerate reply.
+SHORTCUT_TASKS = 5
 
 
 class EnvCheckInput(BaseModel):
@@ -47,6 +53,9 @@ class EnvCheckInput(BaseModel):
                    Field(description="The environment: a local name (environments/<name>), its folder, or an "
                                      "installed package name.")]
     num_examples: Annotated[int, Arg(short="-n"), Field(ge=1, description="Tasks vf-validate checks.")] = 20
+    shortcuts: Annotated[bool, Arg(cli_only=True), Field(
+        description=f"Also score degenerate replies (empty, echoed prompt, \"yes\", ...) on up to {SHORTCUT_TASKS} "
+                    "tasks with vf-eval and a loopback policy; --no-shortcuts skips it (a minute or two).")] = True
 
 
 class Validation(BaseModel):
@@ -64,6 +73,7 @@ class EnvCheckResult(ToolResult):
     source: str
     taskset_id: str
     validation: Validation | None
+    shortcuts: ShortcutCheck | None = None
     findings: list[Finding]
 
     def render(self) -> str:
@@ -72,6 +82,10 @@ class EnvCheckResult(ToolResult):
             v = self.validation
             lines.append(f"validate   {v.valid}/{v.tasks} valid; gold failed {v.gold_failed}, no-op passed "
                          f"{v.noop_passed}, unchecked {v.unchecked}, errored {v.errored}  ({v.results})")
+        if self.shortcuts:
+            scored = ", ".join(f"{s.kind} {s.max:g}" for s in self.shortcuts.scores if s.max is not None)
+            lines.append(f"shortcuts  best reward of each degenerate reply over {self.shortcuts.tasks} tasks: "
+                         f"{scored or 'none scored'}  ({self.shortcuts.traces})")
         if not self.findings:
             lines.append("no findings")
         lines += [render(f) for f in self.findings]
@@ -114,8 +128,14 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
                                         f"-e {source}`"))
         validation, checks = _validate(vf_validate, taskset_id, args.num_examples, ctx, environ)
         findings += checks
+    shortcuts = None
+    vf_eval = process.which("vf-eval", environ) if vf_validate and args.shortcuts else None
+    if vf_eval:
+        shortcuts, found = check_shortcuts(vf_eval, taskset_id, min(args.num_examples, SHORTCUT_TASKS),
+                                           rlpilot_home(ctx.workspace, environ) / "shortcuts", ctx, environ)
+        findings += found
     return EnvCheckResult(env=args.env, source=str(source), taskset_id=taskset_id,
-                          validation=validation, findings=findings)
+                          validation=validation, shortcuts=shortcuts, findings=findings)
 
 
 def _find_source(env: str, workspace: Path, python: Path, environ: dict[str, str]) -> Path:

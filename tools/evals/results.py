@@ -8,7 +8,8 @@ Facts (shared/research/verifiers-prime.md 2.1 and 2.3, checked against verifiers
 - a legacy `results.jsonl` row carries `example_id`, `reward` and, on failure, `error`.
 
 A line that does not parse (a run cut off mid-write, a hand edit) is counted and skipped with
-its file and line number; the rest of the run is still read.
+its file and line number; the rest of the run is still read. A file in which no line is a
+rollout is refused as bad input: it is not an eval run, and must never pass for an empty one.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ TRACES_FILE = "traces.jsonl"
 LEGACY_RESULTS = "results.jsonl"
 LEGACY_METADATA = "metadata.json"
 VALIDATE_SUMMARY = "summary.json"  # vf-validate writes a results.jsonl of its own beside it
+
+_RECORD: dict[Format, str] = {"traces": "verifiers episode", "legacy": "results row"}
 
 # A directory argument is searched this deep for runs (outputs/evals/<env--model>/<id>/ is 3).
 _SEARCH_DEPTH = 4
@@ -146,8 +149,14 @@ def read_run(files: RunFiles) -> RunData:
                 continue
             except (KeyError, TypeError, ValueError, AttributeError) as error:
                 detail = f"no {error} field" if isinstance(error, KeyError) else str(error)
-                why = f"not a {'verifiers episode' if files.format == 'traces' else 'results row'} ({detail})"
+                why = f"not a {_RECORD[files.format]} ({detail})"
         run.skipped.append(Skipped(number, why))
+    if run.skipped and not run.rollouts:
+        # Garbage read as "no rollouts" would become a verdict (or tuning) built on nothing.
+        first = run.skipped[0]
+        raise BadInput("unreadable-run", f"{files.results} holds no eval rollouts: none of its {len(run.skipped)} "
+                       f"lines is a {_RECORD[files.format]} (line {first.line}: {first.why})",
+                       "pass the traces.jsonl (or results.jsonl) that `vf-eval` or `rlpilot eval run` wrote")
     return run
 
 

@@ -93,14 +93,14 @@ def _distinct_first(rollouts: list[Rollout]) -> list[Rollout]:
 def _sample(run: RunData, rollout: Rollout, redact: Redactor) -> Sample:
     record = read_line(run.files.results, rollout.line)
     if run.files.format == "traces":
-        prompt, reply = _episode_texts(record)
+        prompt, reply = episode_texts(record)
     else:
         prompt, reply = _message_text(record.get("prompt")), _last_assistant(record.get("completion"))
     return Sample(example=rollout.example, line=rollout.line, reward=rollout.reward, error=rollout.error,
                   prompt=_cut(redact(prompt)), reply=_cut(redact(reply)))
 
 
-def _episode_texts(episode: dict[str, Any]) -> tuple[str, str]:
+def episode_texts(episode: dict[str, Any]) -> tuple[str, str]:
     data = episode["task"].get("data") or {}
     system = data.get("system_prompt")
     prompt = _message_text(data.get("prompt"))

@@ -2,16 +2,24 @@
 
 The playbook's first-run protocol asks for reward diversity at baseline. GRPO-style training
 learns only from groups (the rollouts of one example) whose rewards differ, so the verdict is
-about groups: all failing, all passing, or all equal. Verdicts, in the order they are checked:
-`broken` (no rollouts, or more than half errored), `too-hard` (mean reward <= 0.05 and at least
-90% of groups all-fail), `too-easy` (at least 90% all-pass), `no-diversity` (at least 90% with
-zero variance), else `ready`. Recommendations follow the playbook and
-shared/research/rl-stability.md (S1, S2, section 2 on filtering, 3.4 on group size).
+about groups: all failing, all passing, or all equal. One rule set, checked in this order:
+- `broken`: nothing scored, or more than ERRORED_BROKEN of the rollouts errored;
+- `too-hard`: more than MAJORITY of the groups fail every rollout;
+- `too-easy`: more than MAJORITY pass every rollout;
+- `no-diversity`: at least MAJORITY have zero variance while neither side has more than half
+  (half all-pass and half all-fail; a reward that is one constant everywhere);
+- `ready` otherwise.
+The recommendations are derived from the verdict and the same numbers, so none contradicts it:
+"go on to training" only when ready, "fix the errors first" only when broken, difficulty
+filtering only for binary rewards with mixed groups to keep, pass@k only for binary rewards.
+Recommendations follow the playbook and shared/research/rl-stability.md (S1, S2, S17, section 2
+on filtering, 3.4 on group size).
 """
 
 from __future__ import annotations
 
 import math
+import shlex
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -19,17 +27,25 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from tools.configs.tune import PRESETS
 from tools.contract import Arg, Context, ToolResult
 from tools.evals.results import Format, RunData, locate, read_run
 
 Verdict = Literal["ready", "too-hard", "too-easy", "no-diversity", "broken"]
 RewardKind = Literal["binary", "continuous"]
 
-FAIL_AT_MOST = 0.05  # a continuous reward this low counts as a failure
-PASS_AT_LEAST = 0.95  # and this high as a pass
-DOMINANT = 0.9  # the share of groups that makes a verdict
-HARD_MEAN = 0.05
-MOSTLY = 0.5  # "most groups", for recommendations that are not verdicts
+# rl-stability S17 (prime-rl docs): errored rollouts are fine in small numbers, more than 5% is a
+# smell. Above it the errors, not the task, decide the rewards, so no difficulty verdict is given.
+ERRORED_BROKEN = 0.05
+# A verdict takes more than half of the groups (rl-stability section 5: flag zero variance above
+# 0.5): past that, most of a training batch would carry no advantage.
+MAJORITY = 0.5
+# A continuous reward this low counts as a failure and this high as a pass: AReaL boba2's
+# success-rate band [0.05, 0.95] (rl-stability section 2).
+FAIL_AT_MOST = 0.05
+PASS_AT_LEAST = 0.95
+# The playbook's group size for complex tasks: the larger group a rare success needs.
+LARGER_GROUP = PRESETS["complex"][0]
 _ZERO = 1e-9
 _SHOWN_SKIPS = 5
 
@@ -56,6 +72,8 @@ class Recommendation(BaseModel):
     code: str
     action: str
     reason: str
+    command: str | None = Field(None, description="The rlpilot command the action names, runnable as shown once "
+                                                  "its CAPITALIZED placeholders are filled.")
 
 
 class EvalSummary(ToolResult):
@@ -66,12 +84,14 @@ class EvalSummary(ToolResult):
     rollouts: int
     examples: int
     errored: int
+    errored_fraction: float | None = None
     reward: RewardStats
     reward_kind: RewardKind
     zero_variance_fraction: float | None
     all_fail_fraction: float | None
     all_pass_fraction: float | None
-    pass_at_k: PassAtK
+    pass_at_k: PassAtK | None = Field(description="The chance that one of k rollouts passes (k the smallest group); "
+                                                  "null for continuous rewards, where nothing is a plain pass.")
     verdict: Verdict
     recommendations: list[Recommendation]
     errors: dict[str, int] = Field(default_factory=dict, description="Error text -> how many rollouts hit it.")
@@ -83,6 +103,8 @@ class EvalSummary(ToolResult):
             return "-" if value is None else f"{value:.3f}"
 
         r = self.reward
+        pass_line = (f"pass@{self.pass_at_k.k}     {num(self.pass_at_k.value)}" if self.pass_at_k
+                     else "pass@k     - (continuous rewards)")
         lines = [
             f"run        {self.path} ({self.format})",
             *([f"env        {self.env}"] if self.env else []),
@@ -92,7 +114,7 @@ class EvalSummary(ToolResult):
             f"  ({self.reward_kind})",
             f"groups     zero-variance {num(self.zero_variance_fraction)}  all-fail {num(self.all_fail_fraction)}"
             f"  all-pass {num(self.all_pass_fraction)}",
-            f"pass@{self.pass_at_k.k}     {num(self.pass_at_k.value)}",
+            pass_line,
             f"verdict    {self.verdict}",
         ]
         if self.errors:
@@ -128,15 +150,18 @@ def summarize_run(run: RunData) -> EvalSummary:
     all_fail = _fraction(groups, lambda g: max(g) <= fail_at)
     all_pass = _fraction(groups, lambda g: min(g) >= pass_at)
     zero_variance = _fraction(groups, lambda g: max(g) - min(g) <= _ZERO)
-    k = min(sizes) if sizes else 1
-    pass_k = (sum(_pass_at_k(len(g), sum(v >= pass_at for v in g), k) for g in groups.values()) / len(groups)
-              if groups else None)
+    pass_k = None
+    if kind == "binary" and groups:
+        k = min(sizes)
+        pass_k = PassAtK(k=k, value=_round(statistics.fmean(_pass_at_k(len(g), sum(v >= pass_at for v in g), k)
+                                                            for g in groups.values())))
 
     errored = sum(r.errored for r in rollouts)
+    errored_share = errored / len(rollouts) if rollouts else None
     mean = statistics.fmean(scored) if scored else None
     stats = RewardStats(mean=_round(mean), std=_round(statistics.pstdev(scored)) if scored else None,
                         min=min(scored, default=None), max=max(scored, default=None))
-    verdict = _verdict(len(rollouts), errored, mean, all_fail, all_pass, zero_variance)
+    verdict = _verdict(errored_share, bool(scored), all_fail, all_pass, zero_variance)
     errors = Counter(r.error for r in rollouts if r.error is not None)
     summary = EvalSummary(
         path=str(run.files.results),
@@ -146,12 +171,13 @@ def summarize_run(run: RunData) -> EvalSummary:
         rollouts=len(rollouts),
         examples=len({r.example for r in rollouts}),
         errored=errored,
+        errored_fraction=_round(errored_share),
         reward=stats,
         reward_kind=kind,
         zero_variance_fraction=_round(zero_variance),
         all_fail_fraction=_round(all_fail),
         all_pass_fraction=_round(all_pass),
-        pass_at_k=PassAtK(k=k, value=_round(pass_k)),
+        pass_at_k=pass_k,
         verdict=verdict,
         recommendations=[],
         errors=dict(errors.most_common(10)),
@@ -160,6 +186,19 @@ def summarize_run(run: RunData) -> EvalSummary:
     )
     summary.recommendations = recommend(summary, min(sizes, default=0))
     return summary
+
+
+def _verdict(errored_share: float | None, scored: bool, all_fail: float | None, all_pass: float | None,
+             zero_variance: float | None) -> Verdict:
+    if not scored or errored_share is None or errored_share > ERRORED_BROKEN:
+        return "broken"
+    if (all_fail or 0) > MAJORITY:
+        return "too-hard"
+    if (all_pass or 0) > MAJORITY:
+        return "too-easy"
+    if (zero_variance or 0) >= MAJORITY:
+        return "no-diversity"
+    return "ready"
 
 
 def _skip_warnings(run: RunData) -> list[str]:
@@ -179,19 +218,6 @@ def _pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def _verdict(rollouts: int, errored: int, mean: float | None, all_fail: float | None,
-             all_pass: float | None, zero_variance: float | None) -> Verdict:
-    if rollouts == 0 or errored > rollouts / 2 or mean is None:
-        return "broken"
-    if mean <= HARD_MEAN and (all_fail or 0) >= DOMINANT:
-        return "too-hard"
-    if (all_pass or 0) >= DOMINANT:
-        return "too-easy"
-    if (zero_variance or 0) >= DOMINANT:
-        return "no-diversity"
-    return "ready"
-
-
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
@@ -205,62 +231,79 @@ def _metadata_text(run: RunData, *keys: str) -> str | None:
 
 
 def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
+    """What to do next, from the verdict and the numbers that made it; nothing here may argue with the verdict."""
     recs: list[Recommendation] = []
+    run = shlex.quote(str(Path(s.path).parent))
+    env = shlex.quote(s.env) if s.env else "ENV"
 
-    def add(code: str, action: str, reason: str) -> None:
-        recs.append(Recommendation(code=code, action=action, reason=reason))
+    def add(code: str, action: str, reason: str, command: str | None = None) -> None:
+        recs.append(Recommendation(code=code, action=action + (f": `{command}`" if command else "") + ".",
+                                   reason=reason, command=command))
 
     if s.rollouts == 0:
-        add("rerun-eval", "Run the eval again and read its log: no rollout was recorded.",
-            "A summary needs at least one finished rollout.")
+        add("rerun-eval", "Run the eval again and read its log: no rollout was recorded",
+            "A summary needs at least one finished rollout.", f"rlpilot eval run {env} -m MODEL")
         return recs
-    if s.errored:
-        top, count = next(iter(s.errors.items()))
-        add("fix-errors", f"Fix the failing rollouts first (most common: {top!r}, {count} times), then rerun the eval.",
-            f"{s.errored} of {s.rollouts} rollouts errored; errored rollouts carry no reward signal, and more than "
-            "half errored makes the run unusable for judging difficulty.")
+    top, count = next(iter(s.errors.items()), ("", 0))
+    errored = f"{s.errored} of {s.rollouts} rollouts ({_pct(s.errored_fraction)}) errored"
     if s.verdict == "broken":
+        add("fix-errors", f"Fix the failing rollouts first (most common: {top!r}, {count} times), then rerun the "
+            "eval; read them with", f"{errored}, above the {ERRORED_BROKEN:.0%} that makes a run unfit to judge "
+            "difficulty (rl-stability S17): errored rollouts carry no reward.",
+            f"rlpilot eval samples {run} --which worst")
         return recs
     if group_size < 2:
-        add("more-rollouts", "Rerun with at least 3 rollouts per example (-r 3).",
-            "With one rollout per example no group can show variance, so diversity cannot be judged.")
-    pass_rate = s.reward.mean if s.reward_kind == "binary" else None
-    if s.verdict == "too-hard" or s.pass_at_k.value == 0:
-        add("check-verifier", "Check the verifier on gold answers (`rlpilot env check ENV`): gold must score, "
-            "no-op answers must not.",
-            "Nothing passes at baseline; a parser or rubric bug looks exactly like a task that is too hard.")
+        add("more-rollouts", "Rerun with at least 3 rollouts per example",
+            "With one rollout per example no group can show variance, so diversity cannot be judged.",
+            f"rlpilot eval run {env} -m MODEL -r 3")
+    binary = s.reward_kind == "binary"
+    nothing_passes = binary and s.reward.mean == 0.0
+    mixed = 1 - (s.zero_variance_fraction or 0)
     if s.verdict == "too-hard":
-        add("easier-data", "Use easier examples or a curriculum, or an SFT warm-up, before RL.",
+        add("check-verifier", "Check the verifier on gold answers (gold must score, no-op answers must not)",
+            ("Nothing passes at baseline" if nothing_passes else
+             f"{_pct(s.all_fail_fraction)} of groups fail every rollout")
+            + "; a parser or rubric bug looks exactly like a task that is too hard.", f"rlpilot env check {env}")
+        add("easier-data", "Use easier examples or a curriculum, or an SFT warm-up, before RL",
             f"Mean reward {s.reward.mean:.3f}: with {_pct(s.all_fail_fraction)} of groups all-fail there is almost "
             "no advantage to learn from (rl-stability S1).")
-    if (s.all_fail_fraction or 0) >= MOSTLY and s.verdict in ("too-hard", "ready", "no-diversity"):
-        add("larger-group", f"Raise the group size (rollouts per example) above {group_size}, e.g. to 16.",
+    if binary and not nothing_passes and group_size >= 2 and (s.all_fail_fraction or 0) >= MAJORITY:
+        target = LARGER_GROUP if group_size < LARGER_GROUP else 2 * group_size
+        p = s.reward.mean
+        add("larger-group", f"Raise the group size (rollouts per example) from {group_size} to {target}",
             f"{_pct(s.all_fail_fraction)} of groups failed every rollout; the chance a group of G all fail is "
-            f"(1-p)^G, so a larger group turns rare successes into a learning signal"
-            + (f" (at p={pass_rate:.2f}: G={group_size} gives {_all_fail_chance(pass_rate, group_size)}, "
-               f"G=16 gives {_all_fail_chance(pass_rate, 16)})." if pass_rate and group_size > 1 else "."))
+            f"(1-p)^G, so a larger group turns rare successes into a learning signal (at p={p:.2f}: "
+            f"G={group_size} gives {_all_fail_chance(p, group_size)}, G={target} gives "
+            f"{_all_fail_chance(p, target)}; rl-stability 3.4).")
     if s.verdict == "too-easy":
-        add("harder-data", "Use harder examples (or drop the ones the model always solves) before training.",
+        add("harder-data", "Use harder examples (or drop the ones the model always solves) before training",
             f"{_pct(s.all_pass_fraction)} of groups passed every rollout; all-pass groups have zero advantage and "
             "teach nothing (rl-stability S2).")
     if s.verdict == "no-diversity" and group_size >= 2:
+        constant = s.reward.min == s.reward.max
         add("add-variance", "Sample at temperature 1.0 and check that the reward is not constant; consider partial "
-            "credit (a continuous reward).",
-            f"{_pct(s.zero_variance_fraction)} of groups gave every rollout the same reward, so they carry no "
-            "advantage.")
-    if s.reward_kind == "binary" and s.verdict != "too-hard":
-        add("difficulty-filtering", "Turn on difficulty filtering for training, with oversampling (factor 2): "
-            "`rlpilot config tune CONFIG --eval-path RUN` sets it in your config's dialect.",
-            f"Rewards are binary and {_pct(s.zero_variance_fraction)} of groups have zero variance; filtering keeps "
-            "batches full of mixed groups (playbook; rl-stability section 2).")
-    if s.reward_kind == "continuous":
+            "credit (a continuous reward)",
+            (f"Every rollout scored {s.reward.min:g}" if constant else
+             f"{_pct(s.zero_variance_fraction)} of groups gave every rollout the same reward "
+             f"({_pct(s.all_pass_fraction)} all-pass, {_pct(s.all_fail_fraction)} all-fail)")
+            + ", so they carry no advantage.")
+    if binary and mixed > 0:
+        add("difficulty-filtering", "When you train, turn on difficulty filtering with oversampling (factor 2); "
+            "this sets it in your config's dialect", f"Rewards are binary and {_pct(mixed)} of groups have mixed "
+            f"rewards to keep; filtering drops the {_pct(s.zero_variance_fraction)} with zero variance so batches "
+            "stay full of mixed groups (playbook; rl-stability section 2).",
+            f"rlpilot config tune CONFIG --eval {run}")
+    if not binary:
         add("filtering-conservative", "Keep difficulty filtering off, or conservative, until the reward "
-            "distribution is known.",
-            "Rewards are continuous; right/wrong filtering thresholds assume 0/1 rewards (playbook).")
+            "distribution is known", "Rewards are continuous; right/wrong filtering thresholds assume 0/1 rewards "
+            "(playbook).")
     if s.verdict == "ready":
-        add("proceed", "Rewards differ at baseline: go on to training with a conservative run length, and "
-            "inspect samples early (`rlpilot eval samples RUN`).",
-            f"{_pct(1 - (s.zero_variance_fraction or 0))} of groups have mixed rewards.")
+        add("proceed", "Rewards differ at baseline: go on to training with a conservative run length, and inspect "
+            "samples early", f"{_pct(mixed)} of groups have mixed rewards.", f"rlpilot eval samples {run}")
+    if s.errored:  # below the bar, so after what the verdict asks for
+        add("inspect-errors", f"Read the errored rollouts when convenient (most common: {top!r})",
+            f"{errored}, within the {ERRORED_BROKEN:.0%} a run tolerates (rl-stability S17); the verdict is judged "
+            "on the rollouts that scored.", f"rlpilot eval samples {run} --which worst")
     return recs
 
 
