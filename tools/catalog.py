@@ -133,7 +133,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("train", "launch"),
         "tools.training.launch:train_launch",
         Effect.EXTERNAL,
-        "Check a training config and launch it on Hosted Training or local GPUs, after the user confirms.",
+        "Check a training config and launch it on Hosted Training, local GPUs or SLURM, after the user confirms.",
     ),
     ToolEntry(
         "train_status",
@@ -161,7 +161,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("train", "stop"),
         "tools.training.runs:train_stop",
         Effect.EXTERNAL,
-        "Stop a training run (hosted, or a local run's whole process group).",
+        "Stop a training run (hosted, a local run's whole process group, or a SLURM job).",
     ),
     ToolEntry(
         "train_watch",

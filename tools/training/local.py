@@ -81,7 +81,8 @@ def launch_local(args: LaunchInput, ctx: Context) -> LaunchResult:
     return _start(plan, problems, stack, ctx)
 
 
-def _stack_problems(stack: StackResult, plan: LaunchPlan, data: dict[str, Any]) -> list[Finding]:
+def checkout_problems(stack: StackResult) -> list[Finding]:
+    """What every prime-rl launch needs on this machine: the checkout, and uv to run it."""
     problems = []
     if not stack.prime_rl:
         problems.append(Finding(
@@ -91,6 +92,11 @@ def _stack_problems(stack: StackResult, plan: LaunchPlan, data: dict[str, Any]) 
         problems.append(Finding(
             severity="error", code="no-uv", message="uv is not installed; prime-rl runs through `uv run`",
                                 fix=HOW_TO_GET["uv"]))
+    return problems
+
+
+def _stack_problems(stack: StackResult, plan: LaunchPlan, data: dict[str, Any]) -> list[Finding]:
+    problems = checkout_problems(stack)
     gpus = stack.gpus or []
     if not gpus:
         problems.append(Finding(
@@ -205,18 +211,21 @@ def state(record: records.RunRecord, workspace: Path) -> str:
 
 
 def metrics_file(record: records.RunRecord, workspace: Path) -> Path | None:
-    found = list((records.run_dir(workspace, record.id) / "outputs").glob("**/metrics.jsonl"))
+    found = list(records.outputs(record, workspace).glob("**/metrics.jsonl"))
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
-def log_lines(record: records.RunRecord, workspace: Path, component: str | None, tail: int) -> list[str]:
-    folder = records.run_dir(workspace, record.id)
+def log_lines(record: records.RunRecord, workspace: Path, component: str | None, tail: int,
+              whole: Path | None = None) -> list[str]:
+    """The last lines of one component's log, or of the run's whole output (`whole`, by default the
+    supervisor's `output.log`)."""
+    outputs = records.outputs(record, workspace)
     if component is None:
-        path = folder / "output.log"
+        path = whole or records.run_dir(workspace, record.id) / "output.log"
     else:
-        logs = sorted((folder / "outputs").glob(f"**/{component}.log"), key=lambda p: p.stat().st_mtime)
+        logs = sorted(outputs.glob(f"**/{component}.log"), key=lambda p: p.stat().st_mtime)
         if not logs:
-            present = sorted({p.stem for p in (folder / "outputs").glob("**/*.log")})
+            present = sorted({p.stem for p in outputs.glob("**/*.log")})
             raise ToolError("no-such-log", f"run {record.id} has no {component}.log yet",
                             f"logs present: {', '.join(present) or 'none'}; without --component you get the "
                             "run's whole output")

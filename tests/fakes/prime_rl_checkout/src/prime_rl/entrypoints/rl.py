@@ -33,7 +33,8 @@ def main() -> int:
     args = sys.argv[1:]
     source = Path(args[args.index("@") + 1])
     config = json.loads(source.read_text()) if source.suffix == ".json" else tomllib.loads(source.read_text())
-    output = Path(args[args.index("--output-dir") + 1] if "--output-dir" in args else config.get("output_dir", "outputs"))
+    flag = args[args.index("--output-dir") + 1] if "--output-dir" in args else None
+    output = Path(flag or config.get("output_dir", "outputs"))
     errors = [f"{key}: Extra inputs are not permitted" for key in config if key not in KNOWN]
     if "env" in config.get("orchestrator", {}).get("train", {}):
         errors.append("orchestrator.train.env: Extra inputs are not permitted")
