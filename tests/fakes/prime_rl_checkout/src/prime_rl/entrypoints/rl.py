@@ -6,6 +6,7 @@ a dry run writes the resolved config and stops. Otherwise it runs `max_steps` st
 trainer and an orchestrator row per step to `DIR/<run>/metrics.jsonl` and printing step lines,
 with a helper process beside it (the real launcher starts inference and trainer processes), so a
 stop has to reach the whole process group. SIGTERM ends it as prime-rl does, with status 143.
+STANDIN_FAIL_AT_STEP=N makes it fail at step N the way an out-of-memory trainer does (status 1).
 
 With a `[slurm]` table it does what prime-rl's SLURM path does (docs/slurm.md, the
 `single_node_rl`/`multi_node_rl` sbatch templates): writes the resolved config without `[slurm]`
@@ -63,6 +64,10 @@ def main() -> int:
             metrics.write(json.dumps({"step": step, "time": time.time(),
                                       "train/agg/all/agent/reward/mean": reward}) + "\n")
             print(f"Step {step} | 0.1s | Reward {reward:.4f}", flush=True)
+            if os.environ.get("STANDIN_FAIL_AT_STEP") == str(step):
+                print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", flush=True)
+                helper.terminate()
+                return 1
             log.write(f"Step {step} | 0.1s | Loss 0.1000\n")
             log.flush()
             time.sleep(STEP_SECONDS)
