@@ -23,7 +23,7 @@ from tools import process
 from tools.configs.detect import Installed
 from tools.contract import Context, ToolError
 from tools.findings import Finding
-from tools.stack import GPU, HOW_TO_GET, StackInput, StackResult, stack_info
+from tools.stack import GPU, HOW_TO_GET, Package, PrimeRL, StackInput, StackResult, stack_info
 from tools.training import records
 from tools.training.launch import (
     LaunchInput,
@@ -81,14 +81,14 @@ def launch_local(args: LaunchInput, ctx: Context) -> LaunchResult:
     return _start(plan, problems, stack, ctx)
 
 
-def checkout_problems(stack: StackResult) -> list[Finding]:
+def checkout_problems(prime_rl: PrimeRL | None, uv: Package | None) -> list[Finding]:
     """What every prime-rl launch needs on this machine: the checkout, and uv to run it."""
     problems = []
-    if not stack.prime_rl:
+    if not prime_rl:
         problems.append(Finding(
             severity="error", code="no-prime-rl", message="no prime-rl checkout (looked at --prime-rl, "
                                 "RLPILOT_PRIME_RL and the current directory)", fix=HOW_TO_GET["prime_rl"]))
-    if not stack.uv:
+    if not uv:
         problems.append(Finding(
             severity="error", code="no-uv", message="uv is not installed; prime-rl runs through `uv run`",
                                 fix=HOW_TO_GET["uv"]))
@@ -96,7 +96,7 @@ def checkout_problems(stack: StackResult) -> list[Finding]:
 
 
 def _stack_problems(stack: StackResult, plan: LaunchPlan, data: dict[str, Any]) -> list[Finding]:
-    problems = checkout_problems(stack)
+    problems = checkout_problems(stack.prime_rl, stack.uv)
     gpus = stack.gpus or []
     if not gpus:
         problems.append(Finding(

@@ -26,7 +26,8 @@ from tools import process
 from tools.configs.detect import Installed
 from tools.contract import Context, ToolError
 from tools.findings import Finding
-from tools.stack import StackInput, stack_info
+from tools.prime_runner import prime_environment
+from tools.stack import cli_version, find_prime_rl
 from tools.training import cluster, records
 from tools.training.cluster import Cluster, SlurmRequest
 from tools.training.launch import LaunchInput, LaunchResult, migration_problem, read_plan
@@ -48,13 +49,15 @@ SCRIPT_PLACEHOLDER = "<run output folder>"
 
 
 def launch_slurm(args: LaunchInput, ctx: Context) -> LaunchResult:
-    stack = stack_info(StackInput(prime_rl=args.prime_rl), ctx)
-    checkout = stack.prime_rl
+    # Only the parts a submission needs: the job's GPUs are the cluster's, not this machine's.
+    environ = prime_environment(ctx.workspace)
+    checkout = find_prime_rl(args.prime_rl, ctx.workspace, environ)
+    uv = cli_version("uv", ["--version"], environ)
     installed = Installed(prime_rl_version=checkout.version, prime_rl_path=checkout.path) if checkout else Installed()
     plan, problems, data = read_plan(args, ctx, "slurm", installed)
     if checkout and plan.dialect != checkout.dialect:
         problems = [migration_problem(plan, checkout.dialect, f"the prime-rl {checkout.version} checkout")]
-    problems += checkout_problems(stack)
+    problems += checkout_problems(checkout, uv)
     request = cluster.request_of(data)
     if request is None:
         problems.append(Finding(
@@ -65,11 +68,11 @@ def launch_slurm(args: LaunchInput, ctx: Context) -> LaunchResult:
         plan.slurm = request
         base = output_base(data, Path(checkout.path) if checkout else None)
         request.output_dir = str(base / "<run id>") if base else f"{records.runs_dir(ctx.workspace)}/<run id>/outputs"
-        problems += preflight(stack.slurm, request, base or records.runs_dir(ctx.workspace), os.environ)
-    if checkout and stack.uv and request:
+        problems += preflight(cluster.probe(environ), request, base or records.runs_dir(ctx.workspace), environ)
+    if checkout and uv and request:
         plan.where = f"SLURM partition {request.partition}, prime-rl {checkout.version} at {checkout.path}"
         plan.command = run_argv("uv", Path(plan.config), Path(request.output_dir or ""))
-        script, failure = _render(stack.uv.path, Path(plan.config), Path(checkout.path))
+        script, failure = _render(uv.path, Path(plan.config), Path(checkout.path))
         request.script = script
         plan.validation = "passed `uv run rl @ CONFIG --dry-run` (it rendered the sbatch script)" if script else ""
         if failure:
@@ -79,8 +82,8 @@ def launch_slurm(args: LaunchInput, ctx: Context) -> LaunchResult:
                             next="fix the errors, then run the same command again")
     if not args.yes:
         return LaunchResult(launched=False, plan=plan, problems=problems, next="confirm with --yes to submit")
-    assert checkout is not None and stack.uv is not None and request is not None
-    record = _submit(plan.config, request, stack.uv.path, Path(checkout.path), ctx, data)
+    assert checkout is not None and uv is not None and uv.path and request is not None
+    record = _submit(plan.config, request, uv.path, Path(checkout.path), ctx, data)
     record.summary = plan.model_dump()
     records.save(ctx.workspace, record)
     return LaunchResult(launched=True, run=record.id, plan=plan, problems=problems,
