@@ -28,7 +28,9 @@ from tools.configs.lint import check_config
 from tools.contract import Context
 from tools.diagnose.tool import DiagnoseInput, diagnose
 from tools.training import records, slurm
-from tools.training.runs import LogsInput, RunInput, train_logs, train_status
+from tools.training.launch import LaunchInput, train_launch
+from tools.training.runs import LogsInput, RunInput, train_logs, train_metrics, train_status
+from tools.training.watch import WatchInput, train_watch
 
 CHECKOUT = Path(__file__).parent / "fakes" / "prime_rl_checkout"
 CURRENT = "prime-rl/main-2026-08-21/examples/basic/reverse-text/rl.toml"
@@ -115,8 +117,6 @@ def test_time_and_account_are_judged_by_the_cluster(cluster, shared_fixtures):
     workspace, _ = cluster
     config = _config(workspace, shared_fixtures, 5,
                      'job_name = "rlpilot-limits"\npartition = "gpu"\ntime = "2:00:00"\naccount = "nobody"')
-    from tools.training.launch import LaunchInput, train_launch
-
     result = train_launch(LaunchInput(config=config, target="slurm"), Context(workspace=workspace))
     problems = {p.code: p for p in result.errors}
     assert set(problems) == {"slurm-time-rejected", "slurm-account-rejected"}, problems
@@ -132,7 +132,8 @@ def test_a_confirmed_submit_is_followed_from_pending_to_completed_then_diagnosed
     env = environment(STANDIN_STEP_SECONDS="0.3")
     # Another job holds every GPU, so ours has to wait for it.
     blocker = subprocess.run(["sbatch", "--parsable", "-J", "rlpilot-blocker", "--exclusive", f"--gres=gpu:{GPUS}",
-                              "--wrap", "sleep 300"], capture_output=True, text=True, check=True).stdout.strip()
+                              "-o", str(workspace / "blocker.log"), "--wrap", "sleep 300"],
+                             capture_output=True, text=True, check=True).stdout.strip()
     try:
         launched = rlpilot("train", "launch", "rl.toml", "--slurm", "--yes", "--json", cwd=workspace, env=env)
         assert launched.returncode == 0, launched.stderr + launched.stdout
@@ -154,14 +155,16 @@ def test_a_confirmed_submit_is_followed_from_pending_to_completed_then_diagnosed
     assert running.details["job"]["nodes"] == os.uname().nodename.split(".")[0]
     logs = train_logs(LogsInput(run=run), ctx)
     assert any(line.startswith("Step ") for line in logs.lines)  # the job's own log, job_<id>.log
-    ended = _until("the job to complete", lambda: not (s := train_status(RunInput(run=run), ctx)).running and s)
-    assert ended.status == "completed" and ended.metrics.last_step == 12, ended
-    assert ended.details["job"]["exit_code"] == "0:0"
+    watched = train_watch(WatchInput(run=run, every="1s"), ctx)  # follows it to its end
+    assert watched.ended and watched.status == "completed" and watched.last_step == 12, watched
+    ended = train_status(RunInput(run=run), ctx)
+    assert ended.details["job"]["state"] == "COMPLETED" and ended.details["job"]["exit_code"] == "0:0"
+    metrics = train_metrics(RunInput(run=run), ctx).metrics
+    assert metrics.steps == 12 and Path(metrics.source).is_relative_to(record.output_dir)
 
-    diagnosis = diagnose(DiagnoseInput(source=Path(ended.metrics.source), config=config), ctx)
+    diagnosis = diagnose(DiagnoseInput(source=Path(record.output_dir), config=config), ctx)  # the run folder
     assert diagnosis.steps == 12 and diagnosis.last_step == 12
-    assert "reward" in " ".join(diagnosis.metrics_found)
-    assert Path(diagnosis.source).is_relative_to(record.output_dir)
+    assert "reward_mean" in diagnosis.metrics_found and diagnosis.findings
 
 
 def test_a_failed_job_reports_its_exit_code_and_step(cluster, shared_fixtures):
