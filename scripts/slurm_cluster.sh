@@ -20,7 +20,8 @@ PARTITION=${RLPILOT_SLURM_PARTITION:-gpu}
 MAX_TIME=${RLPILOT_SLURM_MAX_TIME:-01:00:00}
 ACCOUNT=${RLPILOT_SLURM_ACCOUNT:-research}
 CLUSTER=rlpilot
-CTLD_PORT=16817 SLURMD_PORT=16818 DBD_PORT=16819 DB_PORT=13306
+REMOTE_PARTITION=big REMOTE_NODES=gpu-node-[1-2]
+CTLD_PORT=16817 SLURMD_PORT=16818 DBD_PORT=16819 DB_PORT=13306 DEAD_PORT=16899
 READY_TIMEOUT=${RLPILOT_SLURM_READY_TIMEOUT:-300}
 export SLURM_CONF=$STATE/slurm.conf
 
@@ -81,10 +82,15 @@ MinJobAge=300
 KillWait=5
 $node Gres=gpu:$GPUS State=UNKNOWN
 PartitionName=$PARTITION Nodes=$host Default=YES MaxTime=$MAX_TIME State=UP
+# Two bigger nodes that never come up (no slurmd on their port): a partition whose jobs would run
+# on other machines, for the checks that depend on where the job runs.
+NodeName=$REMOTE_NODES NodeAddr=127.0.0.1 Port=$DEAD_PORT CPUs=2 RealMemory=1000 Gres=gpu:8 State=DOWN Reason="not built"
+PartitionName=$REMOTE_PARTITION Nodes=$REMOTE_NODES MaxTime=7-00:00:00 State=UP
 EOF
     cat >"$STATE/gres.conf" <<EOF
 AutoDetect=off
 NodeName=$host Name=gpu File=$STATE/gpu/nvidia[0-$((GPUS - 1))]
+NodeName=$REMOTE_NODES Name=gpu Count=8
 EOF
     cat >"$STATE/slurmdbd.conf" <<EOF
 AuthType=auth/munge

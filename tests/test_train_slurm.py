@@ -113,6 +113,19 @@ def test_preflight_reports_a_missing_partition_and_too_few_gpus_at_once(cluster,
     assert not report["launched"] and _queued("rlpilot-preflight") == []
 
 
+def test_a_job_on_other_nodes_needs_a_shared_output_folder(cluster, shared_fixtures):
+    workspace, _ = cluster
+    config = _config(workspace, shared_fixtures, 5, 'job_name = "rlpilot-remote"\npartition = "big"',
+                     'type = "multi_node"\nnum_train_nodes = 1\nnum_infer_nodes = 1\ngpus_per_node = 8')
+    result = train_launch(LaunchInput(config=config, target="slurm"), Context(workspace=workspace))
+    problems = {p.code: p for p in result.errors}
+    # The partition's two 8-GPU nodes are down, and the output folder is on this machine's own disk.
+    assert set(problems) == {"not-enough-gpus", "output-not-shared"}, problems
+    assert "gpu-node-1: 8 GPUs (down" in problems["not-enough-gpus"].message
+    assert "gpu-node-1, gpu-node-2, which cannot see it" in problems["output-not-shared"].message
+    assert result.plan.slurm.nodes == 2 and result.plan.slurm.gpus_per_node == 8
+
+
 def test_time_and_account_are_judged_by_the_cluster(cluster, shared_fixtures):
     workspace, _ = cluster
     config = _config(workspace, shared_fixtures, 5,

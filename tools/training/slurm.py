@@ -117,11 +117,13 @@ def preflight(found: Cluster | None, request: SlurmRequest, output: Path, enviro
             severity="error", code="no-such-partition", key="slurm.partition",
             message=f"partition {request.partition!r} does not exist on this cluster; it has: {names}",
             fix=f"set [slurm] partition = \"{default}\" (or another from the list)"))
-    problems += _gpu_problems(found, partition, request)
+    gpus = _gpu_problems(found, partition, request)
+    problems += gpus
     time_ok = _time_problems(partition, request, problems)
     if partition is not None:
-        problems += _request_problems(request, time_ok, environ)
-    problems += _output_problems(output, found)
+        problems += _request_problems(request, time_ok, environ, nodes_judged=bool(gpus))
+    if partition is not None:  # where the job runs decides whether the folder must be shared
+        problems += _output_problems(output, partition.nodes)
     return problems
 
 
@@ -164,8 +166,12 @@ def _time_problems(partition: cluster.Partition | None, request: SlurmRequest, p
     return True
 
 
-def _request_problems(request: SlurmRequest, time_ok: bool, environ: Mapping[str, str]) -> list[Finding]:
-    """What sbatch itself says of the account (and anything else) without queueing: `--test-only`."""
+def _request_problems(request: SlurmRequest, time_ok: bool, environ: Mapping[str, str],
+                      nodes_judged: bool) -> list[Finding]:
+    """What sbatch itself says of the account (and anything else) without queueing: `--test-only`.
+
+    When the nodes were already found wanting, a refusal other than the account's says the same.
+    """
     sbatch = process.which("sbatch", environ)
     if not sbatch:
         return [Finding(severity="error", code="slurm-unreachable", message="`sbatch` is not on PATH",
@@ -183,18 +189,20 @@ def _request_problems(request: SlurmRequest, time_ok: bool, environ: Mapping[str
         return [Finding(severity="error", code="slurm-account-rejected", key="slurm.account",
                         message=f"the cluster refuses account {request.account or '(none given)'}: {said}",
                         fix="set [slurm] account to one of yours (`sacctmgr show assoc user=$USER format=account`)")]
+    if nodes_judged:
+        return []
     return [Finding(severity="error", code="slurm-request-rejected", message=f"sbatch --test-only refuses the job: "
                     f"{said}", fix="change [slurm] where SLURM says")]
 
 
-def _output_problems(output: Path, found: Cluster) -> list[Finding]:
+def _output_problems(output: Path, nodes: list[cluster.Node]) -> list[Finding]:
     existing = next(p for p in (output, *output.parents) if p.exists())
     if not os.access(existing, os.W_OK):
         return [Finding(severity="error", code="output-not-writable", key="output_dir",
                         message=f"the run's output folder {output} cannot be written from here ({existing} is "
                                 "read-only)", fix="set output_dir to a writable folder on the shared filesystem")]
     here = {os.uname().nodename, os.uname().nodename.split(".")[0]}
-    elsewhere = sorted({n.name for n in found.nodes} - here)
+    elsewhere = sorted({n.name for n in nodes} - here)
     kind = _filesystem(existing)
     if elsewhere and not kind.startswith(SHARED_FILESYSTEMS):
         return [Finding(severity="error", code="output-not-shared", key="output_dir",
