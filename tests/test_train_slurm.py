@@ -126,6 +126,15 @@ def test_a_job_on_other_nodes_needs_a_shared_output_folder(cluster, shared_fixtu
     assert result.plan.slurm.nodes == 2 and result.plan.slurm.gpus_per_node == 8
 
 
+def test_a_config_without_slurm_table_is_not_run_here_instead(cluster, shared_fixtures):
+    workspace, _ = cluster
+    config = workspace / "rl.toml"
+    shutil.copy(shared_fixtures / CURRENT, config)
+    result = train_launch(LaunchInput(config=config, target="slurm", yes=True), Context(workspace=workspace))
+    assert not result.launched and [p.code for p in result.errors] == ["no-slurm-table"]
+    assert f"config set {config} slurm.partition=" in result.errors[0].fix
+
+
 def test_time_and_account_are_judged_by_the_cluster(cluster, shared_fixtures):
     workspace, _ = cluster
     config = _config(workspace, shared_fixtures, 5,

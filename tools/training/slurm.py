@@ -59,12 +59,12 @@ def launch_slurm(args: LaunchInput, ctx: Context) -> LaunchResult:
         problems = [migration_problem(plan, checkout.dialect, f"the prime-rl {checkout.version} checkout")]
     problems += checkout_problems(checkout, uv)
     request = cluster.request_of(data)
-    if request is None:
+    if request is None and not any(p.key == "slurm" for p in problems):  # config check may have said it already
         problems.append(Finding(
             severity="error", code="no-slurm-table", key="slurm", message=f"{plan.config} has no [slurm] table, "
             "so prime-rl would run it on this machine instead of submitting it", fix="add [slurm] with the partition "
-            "(and account, time) to use: `rlpilot config set CONFIG slurm.partition=NAME`"))
-    else:
+            f"(and account, time) to use: `rlpilot config set {plan.config} slurm.partition=NAME`"))
+    if request is not None:
         plan.slurm = request
         base = output_base(data, Path(checkout.path) if checkout else None)
         request.output_dir = str(base / "<run id>") if base else f"{records.runs_dir(ctx.workspace)}/<run id>/outputs"
