@@ -24,6 +24,7 @@ REMOTE_PARTITION=big REMOTE_NODES=gpu-node-[1-2]
 CTLD_PORT=16817 SLURMD_PORT=16818 DBD_PORT=16819 DB_PORT=13306 DEAD_PORT=16899
 READY_TIMEOUT=${RLPILOT_SLURM_READY_TIMEOUT:-300}
 export SLURM_CONF=$STATE/slurm.conf
+export PATH=$PATH:/usr/sbin:/sbin  # the daemons live in sbin, often not on a CI user's PATH
 
 log() { echo "slurm_cluster: $*" >&2; }
 # A pid that runs (a zombie does not: nothing may reap our daemons once this script has exited).
@@ -32,7 +33,7 @@ alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ];
 install_packages() {
     local missing=()
     for tool in munged slurmctld slurmd sbatch slurmdbd mariadbd; do
-        command -v "$tool" >/dev/null 2>&1 || PATH=$PATH:/usr/sbin command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+        command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
     done
     [ ${#missing[@]} -eq 0 ] && return
     log "installing Slurm from Debian's registry (missing: ${missing[*]})"
