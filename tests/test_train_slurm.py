@@ -28,6 +28,7 @@ from tools.configs.lint import check_config
 from tools.contract import Context
 from tools.diagnose.tool import DiagnoseInput, diagnose
 from tools.training import records, slurm
+from tools.training.cluster import minutes
 from tools.training.launch import LaunchInput, train_launch
 from tools.training.runs import LogsInput, RunInput, train_logs, train_metrics, train_status
 from tools.training.watch import WatchInput, train_watch
@@ -287,3 +288,16 @@ def test_multi_node_rules_follow_the_release(tmp_path, dialect, deployment, extr
                     "\n[inference]\n")
     found = {f.code for f in check_config(path, dialect, Installed()).findings if f.code.startswith("multi-node")}
     assert found == expected
+
+
+@pytest.mark.parametrize("text, expected", [("30", 30), ("30:30", 30.5), ("2:00:00", 120), ("1-12", 2160),
+                                           ("1-00:30", 1470), ("7-00:00:00", 10080), ("infinite", None),
+                                           ("UNLIMITED", None)])
+def test_slurm_time_formats(text, expected):
+    assert minutes(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "soon", "1:2:3:4", "-5"])
+def test_what_is_no_slurm_time(text):
+    with pytest.raises(ValueError):
+        minutes(text)

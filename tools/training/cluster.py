@@ -19,6 +19,7 @@ SINFO_TIMEOUT = 30.0
 # partition (plain), partition (`*` marks the default), node, GRES, compact state, time limit
 _SINFO_FORMAT = "%R|%P|%N|%G|%t|%l"
 _GPU_GRES = re.compile(r"gpu(?::[^:,(]+)?:(\d+)")
+_TIME = re.compile(r"(?:(\d+)-)?(\d+(?::\d+){0,2})")
 # Compact node states (`sinfo %t`) that take no new jobs; a trailing `*` or `~` is stripped first.
 UNUSABLE_STATES = ("down", "drain", "drng", "fail", "inval", "maint", "unk", "futr", "boot", "npc", "pow")
 # prime-rl's own defaults (`SlurmConfig.partition`, `BaseDeploymentConfig.gpus_per_node`).
@@ -92,16 +93,16 @@ def minutes(limit: str) -> float | None:
     text = limit.strip().lower()
     if text in ("infinite", "unlimited"):
         return None
-    days, _, clock = text.rpartition("-")
-    parts = [int(p) for p in clock.split(":")]
-    if not 1 <= len(parts) <= 3 or any(p < 0 for p in parts):
+    match = _TIME.fullmatch(text)
+    if not match:
         raise ValueError(limit)
+    days, clock = match.group(1), [int(part) for part in match.group(2).split(":")]
     if days:
-        hours, mins, secs = (parts + [0, 0])[:3]
-    elif len(parts) == 3:
-        hours, mins, secs = parts
+        hours, mins, secs = (clock + [0, 0])[:3]
+    elif len(clock) == 3:
+        hours, mins, secs = clock
     else:
-        hours, (mins, secs) = 0, (parts + [0])[:2]
+        hours, (mins, secs) = 0, (clock + [0])[:2]
     return int(days or 0) * 1440 + hours * 60 + mins + secs / 60
 
 

@@ -117,13 +117,11 @@ def preflight(found: Cluster | None, request: SlurmRequest, output: Path, enviro
             severity="error", code="no-such-partition", key="slurm.partition",
             message=f"partition {request.partition!r} does not exist on this cluster; it has: {names}",
             fix=f"set [slurm] partition = \"{default}\" (or another from the list)"))
-    gpus = _gpu_problems(found, partition, request)
-    problems += gpus
-    time_ok = _time_problems(partition, request, problems)
+    gpus, times = _gpu_problems(found, partition, request), _time_problems(partition, request)
+    problems += gpus + times
     if partition is not None:
-        problems += _request_problems(request, time_ok, environ, nodes_judged=bool(gpus))
-    if partition is not None:  # where the job runs decides whether the folder must be shared
-        problems += _output_problems(output, partition.nodes)
+        problems += _request_problems(request, environ, with_time=not times, nodes_judged=bool(gpus))
+        problems += _output_problems(output, partition.nodes)  # where the job runs decides what must be shared
     return problems
 
 
@@ -144,29 +142,31 @@ def _gpu_problems(found: Cluster, partition: cluster.Partition | None, request: 
             "or use a partition with more or bigger GPU nodes")]
 
 
-def _time_problems(partition: cluster.Partition | None, request: SlurmRequest, problems: list[Finding]) -> bool:
-    """Append what is wrong with `slurm.time`; whether sbatch may be asked with it."""
+def _time_problems(partition: cluster.Partition | None, request: SlurmRequest) -> list[Finding]:
+    """`slurm.time` against the partition's limit (sbatch itself refuses it only where the cluster
+    enforces partition limits at submission; elsewhere the job would wait forever)."""
     if request.time is None:
-        return True
+        return []
     try:
         wanted = cluster.minutes(request.time)
     except ValueError:
-        problems.append(Finding(severity="error", code="slurm-bad-time", key="slurm.time",
-                                message=f"slurm.time {request.time!r} is not a SLURM time",
-                                fix="write it as HH:MM:SS or D-HH:MM:SS, e.g. \"24:00:00\""))
-        return False
-    limit = cluster.minutes(partition.max_time) if partition else None
-    if limit is not None and wanted is not None and wanted > limit:
-        problems.append(Finding(severity="error", code="slurm-time-rejected", key="slurm.time",
-                                message=f"slurm.time {request.time} is more than partition {partition.name}'s "
-                                        f"limit of {partition.max_time}",
-                                fix=f"set [slurm] time to at most \"{partition.max_time}\", or use a partition "
-                                    "with a longer limit"))
-        return False
-    return True
+        return [Finding(severity="error", code="slurm-bad-time", key="slurm.time",
+                        message=f"slurm.time {request.time!r} is not a SLURM time",
+                        fix="write it as HH:MM:SS or D-HH:MM:SS, e.g. \"24:00:00\"")]
+    try:
+        limit = cluster.minutes(partition.max_time) if partition else None
+    except ValueError:  # a limit sinfo writes in a way we do not read: sbatch --test-only still judges
+        limit = None
+    if partition is None or limit is None or wanted is None or wanted <= limit:
+        return []
+    return [Finding(severity="error", code="slurm-time-rejected", key="slurm.time",
+                    message=f"slurm.time {request.time} is more than partition {partition.name}'s limit of "
+                            f"{partition.max_time}",
+                    fix=f"set [slurm] time to at most \"{partition.max_time}\", or use a partition with a longer "
+                        "limit")]
 
 
-def _request_problems(request: SlurmRequest, time_ok: bool, environ: Mapping[str, str],
+def _request_problems(request: SlurmRequest, environ: Mapping[str, str], with_time: bool,
                       nodes_judged: bool) -> list[Finding]:
     """What sbatch itself says of the account (and anything else) without queueing: `--test-only`.
 
@@ -179,7 +179,7 @@ def _request_problems(request: SlurmRequest, time_ok: bool, environ: Mapping[str
     argv = [sbatch, "--test-only", "--partition", request.partition, "--nodes", "1", "--wrap", "true"]
     if request.account:
         argv[2:2] = ["--account", request.account]
-    if request.time and time_ok:
+    if request.time and with_time:
         argv[2:2] = ["--time", request.time]
     tried = process.run(argv, env=environ, timeout=SLURM_TIMEOUT)
     if tried.ok:
