@@ -190,9 +190,32 @@ def test_a_confirmed_submit_is_followed_from_pending_to_completed_then_diagnosed
     assert "reward_mean" in diagnosis.metrics_found and diagnosis.findings
 
 
-def test_a_failed_job_reports_its_exit_code_and_step(cluster, shared_fixtures):
+MULTI_NODE_TRAINER_ONLY = f"""max_steps = 10
+
+[model]
+name = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
+
+[orchestrator]
+batch_size = 128
+group_size = 16
+
+[trainer.data.fake]
+
+[deployment]
+type = "multi_node"
+num_train_nodes = 1
+num_infer_nodes = 0
+gpus_per_node = {GPUS}
+
+[slurm]
+job_name = "rlpilot-fails"
+partition = "{PARTITION}"
+"""
+
+
+def test_a_failed_job_reports_its_exit_code_and_step(cluster):
     workspace, environment = cluster
-    _config(workspace, shared_fixtures, 10, f'job_name = "rlpilot-fails"\npartition = "{PARTITION}"')
+    (workspace / "rl.toml").write_text(MULTI_NODE_TRAINER_ONLY)  # the multi-node template: one srun step per node
     env = environment(STANDIN_STEP_SECONDS="0.05", STANDIN_FAIL_AT_STEP="3")
     launched = rlpilot("train", "launch", "rl.toml", "--slurm", "--yes", "--json", cwd=workspace, env=env)
     assert launched.returncode == 0, launched.stderr + launched.stdout
@@ -200,7 +223,7 @@ def test_a_failed_job_reports_its_exit_code_and_step(cluster, shared_fixtures):
     ctx = Context(workspace=workspace)
     ended = _until("the job to fail", lambda: not (s := train_status(RunInput(run=run), ctx)).running and s)
     job = records.load(workspace, run).job_id
-    assert ended.status == f"failed (exit code 1, in step {job}.batch (batch))", ended
+    assert ended.status == f"failed (exit code 1, in step {job}.0 (uv))", ended
     assert ended.error == ended.status and ended.metrics.last_step == 3
     assert "CUDA out of memory" in "\n".join(train_logs(LogsInput(run=run), ctx).lines)
 

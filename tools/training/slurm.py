@@ -331,8 +331,9 @@ def _sacct(job_id: str, environ: Mapping[str, str]) -> JobState | None:
     job = next((e for e in entries if e[0] == job_id), None)
     if not rows.ok or job is None:
         return None
-    failed = next((e for e in entries[1:] if e[1] != "extern" and (e[2].split()[0] != "COMPLETED" or e[3] != "0:0")
-                   and e[2].split()[0] not in ACTIVE), None)
+    # The batch step fails because a step it started failed: name that one when there is one.
+    steps = sorted((e for e in entries if e[0] != job_id and e[1] != "extern"), key=lambda e: e[0].endswith(".batch"))
+    failed = next((e for e in steps if e[2].split()[0] not in ACTIVE | {"COMPLETED"} or e[3] != "0:0"), None)
     return JobState(job_id=job_id, state=job[2].split()[0], exit_code=job[3], nodes=job[4] or None, elapsed=job[5],
                     failed_step=f"{failed[0]} ({failed[1]})" if failed else None)
 

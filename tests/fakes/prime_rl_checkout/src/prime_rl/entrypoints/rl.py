@@ -12,8 +12,8 @@ With a `[slurm]` table it does what prime-rl's SLURM path does (docs/slurm.md, t
 `single_node_rl`/`multi_node_rl` sbatch templates): writes the resolved config without `[slurm]`
 to `<run>/configs/rl.json`, renders `<run>/rl.sbatch` (nodes, `--gres=gpu:<gpus_per_node>`,
 partition, account, time, nodelist; the job's output in `<run>/job_<id>.log`) whose body runs
-`uv run rl @ <run>/configs/rl.json` on the allocated node, and submits it with the real `sbatch`
-(or, on a dry run, says how to submit it by hand).
+`uv run rl @ <run>/configs/rl.json` on the allocated node (through `srun` for a multi-node
+deployment), and submits it with the real `sbatch` (or, on a dry run, says how to submit it).
 """
 
 import json
@@ -78,9 +78,8 @@ def main() -> int:
 
 def submit(config: dict, run: Path, dry_run: bool) -> int:
     slurm, deployment = config["slurm"], config.get("deployment", {})
-    nodes = 1
-    if deployment.get("type") == "multi_node":
-        nodes = deployment["num_train_nodes"] + deployment.get("num_infer_nodes", 0)
+    multi_node = deployment.get("type") == "multi_node"
+    nodes = deployment["num_train_nodes"] + deployment.get("num_infer_nodes", 0) if multi_node else 1
     options = {"job-name": slurm.get("job_name", "prime-rl"), "nodes": nodes, "ntasks-per-node": 1,
                "gres": f"gpu:{deployment.get('gpus_per_node', 8)}", "exclusive": None,
                "partition": slurm.get("partition", "cluster"), "account": slurm.get("account"),
@@ -89,7 +88,9 @@ def submit(config: dict, run: Path, dry_run: bool) -> int:
     header = [f"#SBATCH --{name}" + ("" if value is None else f"={value}") for name, value in options.items()
               if value is not None or name == "exclusive"]
     project = Path(slurm.get("project_dir", ".")).absolute()
-    body = ["set -e", f"cd {project}", f"uv run rl @ {run}/configs/rl.json"]
+    # Like upstream: a single node runs the launcher in the batch step, multi-node srun-s a step per node.
+    launch = f"uv run rl @ {run}/configs/rl.json"
+    body = ["set -e", f"cd {project}", f"srun --kill-on-bad-exit=1 {launch}" if multi_node else launch]
     script = run / "rl.sbatch"
     script.write_text("\n".join(["#!/bin/bash", *header, "", *body]) + "\n")
     print(f"Wrote SLURM script to {script}", flush=True)
