@@ -75,11 +75,11 @@ def cluster(slurm_conf, tmp_path, monkeypatch):
 
 
 def _config(workspace: Path, fixtures: Path, max_steps: int, slurm: str,
-            deployment: str = f"gpus_per_node = {GPUS}") -> Path:
+            deployment: str = f"gpus_per_node = {GPUS}", top: str = "") -> Path:
     text = (fixtures / CURRENT).read_text()
     lines = [line for line in text.splitlines() if not line.startswith("max_steps")]
     path = workspace / "rl.toml"
-    path.write_text(f"max_steps = {max_steps}\n" + "\n".join(lines)
+    path.write_text(f"max_steps = {max_steps}\n{top}\n" + "\n".join(lines)
                     + f"\n\n[slurm]\n{slurm}\n\n[deployment]\n{deployment}\n")
     return path
 
@@ -252,11 +252,14 @@ def test_a_declined_submit_queues_nothing(cluster, shared_fixtures):
 
 def test_a_stop_cancels_a_running_job_only_after_confirmation(cluster, shared_fixtures):
     workspace, environment = cluster
-    _config(workspace, shared_fixtures, 100000, f'job_name = "rlpilot-stop"\npartition = "{PARTITION}"')
+    shared = workspace.parent / "shared-fs"  # the config names where its runs go
+    _config(workspace, shared_fixtures, 100000, f'job_name = "rlpilot-stop"\npartition = "{PARTITION}"',
+            top=f'output_dir = "{shared}"')
     launched = rlpilot("train", "launch", "rl.toml", "--slurm", "--yes", "--json", cwd=workspace,
                        env=environment(STANDIN_STEP_SECONDS="0.2"))
     assert launched.returncode == 0, launched.stderr + launched.stdout
     run = json.loads(launched.stdout)["run"]
+    assert records.load(workspace, run).output_dir == str(shared / run)
     ctx = Context(workspace=workspace)
     _until("the job to run", lambda: train_status(RunInput(run=run), ctx).metrics.steps >= 1)
 

@@ -66,9 +66,9 @@ def launch_slurm(args: LaunchInput, ctx: Context) -> LaunchResult:
             f"(and account, time) to use: `rlpilot config set {plan.config} slurm.partition=NAME`"))
     if request is not None:
         plan.slurm = request
-        base = output_base(data, Path(checkout.path) if checkout else None)
-        request.output_dir = str(base / "<run id>") if base else f"{records.runs_dir(ctx.workspace)}/<run id>/outputs"
-        problems += preflight(cluster.probe(environ), request, base or records.runs_dir(ctx.workspace), environ)
+        output = output_folder(data, Path(checkout.path) if checkout else ctx.workspace, ctx.workspace, "<run id>")
+        request.output_dir = str(output)
+        problems += preflight(cluster.probe(environ), request, output, environ)
     if checkout and uv and request:
         plan.where = f"SLURM partition {request.partition}, prime-rl {checkout.version} at {checkout.path}"
         plan.command = run_argv("uv", Path(plan.config), Path(request.output_dir or ""))
@@ -91,13 +91,14 @@ def launch_slurm(args: LaunchInput, ctx: Context) -> LaunchResult:
                              f"`rlpilot train watch {record.id}`; cancel it with `rlpilot train stop {record.id}`")
 
 
-def output_base(data: dict, checkout: Path | None) -> Path | None:
-    """The config's `output_dir` (prime-rl runs in its checkout, so a relative one is under it)."""
+def output_folder(data: dict, checkout: Path, workspace: Path, run_id: str) -> Path:
+    """Where the job writes: `<output_dir>/<run id>` when the config names an `output_dir` (prime-rl
+    runs in its checkout, so a relative one is under it), else the run's folder in rlpilot's home."""
     value = data.get("output_dir")
-    if not isinstance(value, str):
-        return None
-    path = Path(value).expanduser()
-    return path if path.is_absolute() or checkout is None else checkout / path
+    if isinstance(value, str):
+        base = Path(value).expanduser()
+        return (base if base.is_absolute() else checkout / base) / run_id
+    return records.runs_dir(workspace) / run_id / "outputs"
 
 
 def preflight(found: Cluster | None, request: SlurmRequest, output: Path, environ: Mapping[str, str]) -> list[Finding]:
@@ -248,8 +249,7 @@ def _submit(config: str, request: SlurmRequest, uv: str, checkout: Path, ctx: Co
     run_id = f"slurm-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
     folder = records.run_dir(ctx.workspace, run_id)
     folder.mkdir(parents=True)
-    base = output_base(data, checkout)
-    output = base / run_id if base else folder / "outputs"
+    output = output_folder(data, checkout, ctx.workspace, run_id)
     output.mkdir(parents=True, exist_ok=True)
     request.output_dir = str(output)
     argv = run_argv(uv, Path(config), output)
