@@ -173,9 +173,7 @@ class LogsResult(ToolResult):
 def train_logs(args: LogsInput, ctx: Context) -> LogsResult:
     target, record = _target(args.run, ctx)
     if target != "hosted" and record is not None:
-        whole = slurm.job_log(record) if target == "slurm" else None
-        if target == "slurm" and args.component is None and whole is None:
-            return LogsResult(run=args.run, target=target, component=None, lines=[])  # the job has not started
+        whole = slurm.job_log(record) if target == "slurm" else None  # None before the job starts: no lines
         lines = local.log_lines(record, ctx.workspace, args.component, args.tail, whole)
     else:
         lines = hosted.fetch_logs(args.run, args.component, args.tail, ctx)
