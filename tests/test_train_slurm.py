@@ -170,6 +170,8 @@ def test_a_confirmed_submit_is_followed_from_pending_to_completed_then_diagnosed
         ctx = Context(workspace=workspace)
         waiting = train_status(RunInput(run=run), ctx)
         assert waiting.status == "pending (Resources)" and waiting.running, waiting
+        submitted = train_logs(LogsInput(run=run), ctx).lines  # no job log yet: the submission's output
+        assert f"Submitted batch job {record.job_id}" in submitted
     finally:
         subprocess.run(["scancel", blocker], check=True)
 

@@ -173,7 +173,9 @@ class LogsResult(ToolResult):
 def train_logs(args: LogsInput, ctx: Context) -> LogsResult:
     target, record = _target(args.run, ctx)
     if target != "hosted" and record is not None:
-        whole = slurm.job_log(record) if target == "slurm" else None  # None before the job starts: no lines
+        whole = None
+        if target == "slurm":  # until the job starts, what prime-rl said when it submitted it
+            whole = slurm.job_log(record) or records.run_dir(ctx.workspace, record.id) / "submit.log"
         lines = local.log_lines(record, ctx.workspace, args.component, args.tail, whole)
     else:
         lines = hosted.fetch_logs(args.run, args.component, args.tail, ctx)
