@@ -114,12 +114,17 @@ def test_preflight_reports_a_missing_partition_and_too_few_gpus_at_once(cluster,
     assert not report["launched"] and _queued("rlpilot-preflight") == []
 
 
+def _preflight(workspace: Path, fixtures: Path, slurm: str, deployment: str = f"gpus_per_node = {GPUS}"):
+    config = _config(workspace, fixtures, 5, slurm, deployment)
+    result = train_launch(LaunchInput(config=config, target="slurm"), Context(workspace=workspace))
+    assert not result.launched
+    return result, {p.code: p for p in result.errors}
+
+
 def test_a_job_on_other_nodes_needs_a_shared_output_folder(cluster, shared_fixtures):
     workspace, _ = cluster
-    config = _config(workspace, shared_fixtures, 5, 'job_name = "rlpilot-remote"\npartition = "big"',
-                     'type = "multi_node"\nnum_train_nodes = 1\nnum_infer_nodes = 1\ngpus_per_node = 8')
-    result = train_launch(LaunchInput(config=config, target="slurm"), Context(workspace=workspace))
-    problems = {p.code: p for p in result.errors}
+    result, problems = _preflight(workspace, shared_fixtures, 'job_name = "rlpilot-remote"\npartition = "big"',
+                                  'type = "multi_node"\nnum_train_nodes = 1\nnum_infer_nodes = 1\ngpus_per_node = 8')
     # The partition's two 8-GPU nodes are down, and the output folder is on this machine's own disk.
     assert set(problems) == {"not-enough-gpus", "output-not-shared"}, problems
     assert "gpu-node-1: 8 GPUs (down" in problems["not-enough-gpus"].message
@@ -138,10 +143,8 @@ def test_a_config_without_slurm_table_is_not_run_here_instead(cluster, shared_fi
 
 def test_time_and_account_are_judged_by_the_cluster(cluster, shared_fixtures):
     workspace, _ = cluster
-    config = _config(workspace, shared_fixtures, 5,
-                     'job_name = "rlpilot-limits"\npartition = "gpu"\ntime = "2:00:00"\naccount = "nobody"')
-    result = train_launch(LaunchInput(config=config, target="slurm"), Context(workspace=workspace))
-    problems = {p.code: p for p in result.errors}
+    _, problems = _preflight(workspace, shared_fixtures,
+                             'job_name = "rlpilot-limits"\npartition = "gpu"\ntime = "2:00:00"\naccount = "nobody"')
     assert set(problems) == {"slurm-time-rejected", "slurm-account-rejected"}, problems
     assert "limit of 1:00:00" in problems["slurm-time-rejected"].message
     assert "nobody" in problems["slurm-account-rejected"].message
