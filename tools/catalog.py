@@ -182,7 +182,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("train", "launch"),
         "tools.training.launch:train_launch",
         Effect.EXTERNAL,
-        "Check a training config and launch it on Hosted Training or local GPUs, after the user confirms.",
+        "Check a training config and launch it on Hosted Training, local GPUs or SLURM, after the user confirms.",
         slash="/train", reportable=True,
     ),
     ToolEntry(
@@ -214,7 +214,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("train", "stop"),
         "tools.training.runs:train_stop",
         Effect.EXTERNAL,
-        "Stop a training run (hosted, or a local run's whole process group).",
+        "Stop a training run (hosted, a local run's whole process group, or a SLURM job).",
         slash="/stop",
     ),
     ToolEntry(

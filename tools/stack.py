@@ -25,6 +25,7 @@ from tools.configs.eras import (
 )
 from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
 from tools.prime_runner import prime_environment, prime_login
+from tools.training import cluster
 from tools.workspace import Interpreter, workspace_interpreter
 
 PROBE = Path(__file__).with_name("stack_probe.py")
@@ -88,6 +89,7 @@ class StackResult(ToolResult):
     uv: Package | None
     prime_rl: PrimeRL | None
     gpus: list[GPU] | None
+    slurm: cluster.Cluster | None = Field(None, description="The SLURM cluster `sinfo` reaches from here, if any.")
     logged_in: bool
     login_source: str | None
     capabilities: list[Capability]
@@ -123,6 +125,7 @@ class StackResult(ToolResult):
                if self.prime_rl else "not found"),
             "gpus         "
             + (", ".join(f"{g.name} ({g.memory_mib} MiB)" for g in self.gpus) if self.gpus else "none"),
+            f"slurm        {self.slurm.line() if self.slurm else 'no cluster (no sinfo on PATH)'}",
             f"logged in    {'yes (' + str(self.login_source) + ')' if self.logged_in else 'no'}",
             "",
             "capabilities",
@@ -161,6 +164,7 @@ def stack_info(args: StackInput, ctx: Context) -> StackResult:
         uv=uv,
         prime_rl=prime_rl,
         gpus=gpus or None,
+        slurm=cluster.probe(environ),
         logged_in=logged_in,
         login_source=login_source,
         capabilities=[],
@@ -298,6 +302,13 @@ def _capabilities(stack: StackResult, environ: dict[str, str]) -> list[Capabilit
     else:
         absent = [HOW_TO_GET[p] for p in ("prime_rl", "gpus") if not getattr(stack, p)]
         local_train = Capability(name="local-training", available=False, missing="; ".join(absent))
+    if stack.prime_rl and stack.slurm and not stack.slurm.error:
+        slurm_train = Capability(name="slurm-training", available=True, via="uv run rl @ CONFIG with [slurm] (sbatch)")
+    else:
+        absent = [] if stack.prime_rl else [HOW_TO_GET["prime_rl"]]
+        if not stack.slurm or stack.slurm.error:
+            absent.append(f"no SLURM cluster answers here: {stack.slurm.error if stack.slurm else 'no sinfo on PATH'}")
+        slurm_train = Capability(name="slurm-training", available=False, missing="; ".join(absent))
     return [
         local_eval,
         needs_prime("hosted-eval", "prime eval run OWNER/ENV --hosted", needs_login=True),
@@ -305,6 +316,7 @@ def _capabilities(stack: StackResult, environ: dict[str, str]) -> list[Capabilit
         needs_prime("env-push", "prime env push --visibility PUBLIC|PRIVATE", needs_login=True),
         needs_prime("hosted-training", train_via, needs_login=True),
         local_train,
+        slurm_train,
     ]
 
 

@@ -25,6 +25,7 @@ from tools.configs.detect import Detection, Installed, detect_dialect, detect_fi
 from tools.configs.dialects import CURRENT, LAB, TRANSITION, VARIANT_ONLY
 from tools.configs.document import is_table_array, line_of, load, lookup
 from tools.configs.eras import Dialect, Variant
+from tools.configs.multinode import multinode_findings
 from tools.contract import Arg, Context, ToolResult
 from tools.findings import Finding, Severity, tally
 from tools.findings import render as render_finding
@@ -89,7 +90,7 @@ def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detecti
         detection = Detection(Dialect(dialect), "given") if dialect else detect_dialect(data)
     view = View(data, detection.dialect, installed.variant if detection.dialect == CURRENT else None)
     findings = [*key_findings(view), *playbook_findings(view), *validator_findings(view),
-                *outdated_findings(view, installed, path)]
+                *multinode_findings(data, detection.dialect), *outdated_findings(view, installed, path)]
     for finding in findings:
         finding.line = line_of(text, finding.key) if finding.key else None
     return CheckResult(path=str(path), dialect=detection.dialect, detected=detection.evidence, findings=findings)

@@ -1,4 +1,4 @@
-"""`rlpilot train launch CONFIG --hosted|--local [--yes]`: check, show what will run, then run it.
+"""`rlpilot train launch CONFIG --hosted|--local|--slurm [--yes]`: check, show what will run, then run it.
 
 Without `--yes` nothing is launched: the result is the summary the user confirms (config,
 dialect, model, steps, GPUs, where it runs and, where known, what it costs) and every problem
@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
@@ -20,6 +20,8 @@ from tools.configs.eras import Dialect
 from tools.configs.lint import check_data
 from tools.contract import Arg, Context, ToolError, ToolResult
 from tools.findings import Finding, errors, render
+from tools.training.cluster import SlurmRequest
+from tools.training.records import Target
 from tools.workspace import rlpilot_home
 
 # prime-rl's own defaults when `[deployment]` says nothing (prime-rl.md section 1.3).
@@ -29,7 +31,7 @@ DEFAULT_INFER_GPUS = 1
 
 class LaunchPlan(BaseModel):
     config: str
-    target: Literal["hosted", "local"]
+    target: Target
     dialect: str
     model: str | None
     max_steps: int | None
@@ -45,6 +47,7 @@ class LaunchPlan(BaseModel):
     command: list[str] = Field(default_factory=list)
     config_sha256: str = Field("", description="The hash of the config's bytes: what a confirmation binds.")
     snapshot: str | None = Field(None, description="The copy of the confirmed bytes that runs.")
+    slurm: SlurmRequest | None = Field(None, description="What a SLURM run asks of the cluster, and its sbatch script.")
 
     @property
     def gpus(self) -> int:
@@ -74,15 +77,17 @@ class LaunchPlan(BaseModel):
             lines.append(f"validation  {self.validation}")
         if self.command:
             lines.append(f"command     {' '.join(self.command)}")
-        return lines
+        return lines + (self.slurm.lines() if self.slurm else [])
 
 
 class LaunchInput(BaseModel):
     config: Annotated[Path, Arg(positional=True), Field(description="The training config (prime-rl TOML).")]
-    target: Annotated[Literal["hosted", "local"], Arg(choice_flags=True),
-                      Field(description="hosted: Prime Hosted Training; local: prime-rl on this machine's GPUs.")]
+    target: Annotated[Target, Arg(choice_flags=True),
+                      Field(description="hosted: Prime Hosted Training; local: prime-rl on this machine's GPUs; "
+                                        "slurm: prime-rl submits it to the SLURM cluster this machine is on.")]
     prime_rl: Annotated[Path | None, Arg(metavar="PATH"),
-                        Field(description="The prime-rl checkout for a local run (default: RLPILOT_PRIME_RL).")] = None
+                        Field(description="The prime-rl checkout for a local or SLURM run "
+                                          "(default: RLPILOT_PRIME_RL).")] = None
     yes: Annotated[bool, Arg(user_decision=True), Field(description="Launch (the user confirmed the summary).")] = False
     binding: Annotated[str | None, Arg(cli_only=True),
                        Field(description="The config hash the user confirmed; a config changed since is refused.")] \
@@ -123,12 +128,16 @@ def train_launch(args: LaunchInput, ctx: Context) -> LaunchResult:
         from tools.training.hosted import launch_hosted
 
         return launch_hosted(args, ctx)
+    if args.target == "slurm":
+        from tools.training.slurm import launch_slurm
+
+        return launch_slurm(args, ctx)
     from tools.training.local import launch_local
 
     return launch_local(args, ctx)
 
 
-def read_plan(args: LaunchInput, ctx: Context, target: Literal["hosted", "local"],
+def read_plan(args: LaunchInput, ctx: Context, target: Target,
               installed: Installed) -> tuple[LaunchPlan, list[Finding], dict]:
     """The summary every target shows, and the config engine's errors for the stack it runs on."""
     path = ctx.resolve(args.config)

@@ -23,7 +23,7 @@ from tools import process
 from tools.configs.detect import Installed
 from tools.contract import Context, ToolError
 from tools.findings import Finding
-from tools.stack import GPU, HOW_TO_GET, StackInput, StackResult, stack_info
+from tools.stack import GPU, HOW_TO_GET, Package, PrimeRL, StackInput, StackResult, stack_info
 from tools.training import records
 from tools.training.launch import (
     LaunchInput,
@@ -81,16 +81,22 @@ def launch_local(args: LaunchInput, ctx: Context) -> LaunchResult:
     return _start(plan, problems, stack, ctx)
 
 
-def _stack_problems(stack: StackResult, plan: LaunchPlan, data: dict[str, Any]) -> list[Finding]:
+def checkout_problems(prime_rl: PrimeRL | None, uv: Package | None) -> list[Finding]:
+    """What every prime-rl launch needs on this machine: the checkout, and uv to run it."""
     problems = []
-    if not stack.prime_rl:
+    if not prime_rl:
         problems.append(Finding(
             severity="error", code="no-prime-rl", message="no prime-rl checkout (looked at --prime-rl, "
                                 "RLPILOT_PRIME_RL and the current directory)", fix=HOW_TO_GET["prime_rl"]))
-    if not stack.uv:
+    if not uv:
         problems.append(Finding(
             severity="error", code="no-uv", message="uv is not installed; prime-rl runs through `uv run`",
                                 fix=HOW_TO_GET["uv"]))
+    return problems
+
+
+def _stack_problems(stack: StackResult, plan: LaunchPlan, data: dict[str, Any]) -> list[Finding]:
+    problems = checkout_problems(stack.prime_rl, stack.uv)
     gpus = stack.gpus or []
     if not gpus:
         problems.append(Finding(
@@ -205,18 +211,21 @@ def state(record: records.RunRecord, workspace: Path) -> str:
 
 
 def metrics_file(record: records.RunRecord, workspace: Path) -> Path | None:
-    found = list((records.run_dir(workspace, record.id) / "outputs").glob("**/metrics.jsonl"))
+    found = list(records.outputs(record, workspace).glob("**/metrics.jsonl"))
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
-def log_lines(record: records.RunRecord, workspace: Path, component: str | None, tail: int) -> list[str]:
-    folder = records.run_dir(workspace, record.id)
+def log_lines(record: records.RunRecord, workspace: Path, component: str | None, tail: int,
+              whole: Path | None = None) -> list[str]:
+    """The last lines of one component's log, or of the run's whole output (`whole`, by default the
+    supervisor's `output.log`)."""
+    outputs = records.outputs(record, workspace)
     if component is None:
-        path = folder / "output.log"
+        path = whole or records.run_dir(workspace, record.id) / "output.log"
     else:
-        logs = sorted((folder / "outputs").glob(f"**/{component}.log"), key=lambda p: p.stat().st_mtime)
+        logs = sorted(outputs.glob(f"**/{component}.log"), key=lambda p: p.stat().st_mtime)
         if not logs:
-            present = sorted({p.stem for p in (folder / "outputs").glob("**/*.log")})
+            present = sorted({p.stem for p in outputs.glob("**/*.log")})
             raise ToolError("no-such-log", f"run {record.id} has no {component}.log yet",
                             f"logs present: {', '.join(present) or 'none'}; without --component you get the "
                             "run's whole output")

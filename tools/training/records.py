@@ -2,8 +2,9 @@
 
 One folder per run under `<rlpilot home>/runs/<id>/`: `record.json`, and beside it what the run
 produces or rlpilot fetched (a local run's output log and prime-rl output directory, a hosted
-run's latest metrics). Run ids are used as folder names and as `prime` arguments, so they are
-checked with the same rule everywhere.
+run's latest metrics, a SLURM submission's log; a SLURM job itself writes into the output folder
+its record names, on the filesystem the cluster's nodes share). Run ids are used as folder names
+and as `prime` arguments, so they are checked with the same rule everywhere.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from tools.contract import BadInput, ToolError
 from tools.workspace import rlpilot_home
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+Target = Literal["hosted", "local", "slurm"]
 
 
 class RunRecord(BaseModel):
     id: str
-    target: Literal["hosted", "local"]
+    target: Target
     config: str
     started_at: str
     stopped_at: str | None = None
@@ -34,6 +36,9 @@ class RunRecord(BaseModel):
     prime_rl: str | None = None
     # hosted runs
     dashboard: str | None = None
+    # SLURM runs
+    job_id: str | None = None
+    output_dir: str | None = Field(None, description="Where the job writes, on the filesystem the nodes share.")
 
 
 def now() -> str:
@@ -53,6 +58,14 @@ def runs_dir(workspace: Path) -> Path:
 
 def run_dir(workspace: Path, run: str) -> Path:
     return runs_dir(workspace) / check_run_id(run)
+
+
+def outputs(record: RunRecord, workspace: Path | None = None) -> Path:
+    """The folder prime-rl writes the run into: a SLURM job's shared output folder, else `<run>/outputs`."""
+    if record.output_dir:
+        return Path(record.output_dir)
+    assert workspace is not None
+    return run_dir(workspace, record.id) / "outputs"
 
 
 def save(workspace: Path, record: RunRecord) -> Path:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from tools.contract import BadInput, Context, ToolResult
 from tools.diagnose.tool import DiagnoseInput, diagnose
 from tools.training import records
+from tools.training.records import Target
 from tools.training.runs import RunArg, RunInput, StatusResult, train_status
 
 _EVERY = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h)?")
@@ -44,7 +45,7 @@ class Seen(BaseModel):
 
 class WatchResult(ToolResult):
     run: str
-    target: Literal["hosted", "local"]
+    target: Target
     checks: int
     status: str
     ended: bool
@@ -115,7 +116,10 @@ def _samples(status: StatusResult, ctx: Context) -> str | None:
     if status.target == "hosted":
         step = status.metrics.last_step
         return f"`prime train rollouts {status.run} --step {step}`" if step else None
-    traces = sorted((records.run_dir(ctx.workspace, status.run) / "outputs").glob("**/rollouts/step_*/**/*.jsonl"))
+    record = records.load(ctx.workspace, status.run)
+    if record is None:
+        return None
+    traces = sorted(records.outputs(record, ctx.workspace).glob("**/rollouts/step_*/**/*.jsonl"))
     return f"`rlpilot eval samples {traces[-1]}`" if traces else None
 
 
