@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 import json
 import subprocess
 import sys
@@ -181,3 +182,62 @@ def test_a_private_environment_without_login_says_how_to_log_in(workspace, monke
         with pytest.raises(ToolError) as error:
             env_install(EnvInstallInput(env="tester/secret-env"), Context(workspace=workspace))
     assert error.value.code == "not-logged-in" and "PRIME_API_KEY" in error.value.hint
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", ["tiny_arith", "reverse_words"])
+def test_each_bundled_environment_pushes_to_the_stand_in(workspace, tmp_path, name):
+    # Both derive from the generic base `vf.Taskset[Task, Config]`, which the Hub's loader accepts.
+    shutil.copytree(REPO / "environments" / name, workspace / "environments" / name,
+                    ignore=shutil.ignore_patterns("__pycache__", ".prime", "examples"))
+    with PrimeAPI() as api:
+        done = rlpilot("env", "push", name, "--visibility", "PRIVATE", "--json", cwd=workspace,
+                       env=prime_env(tmp_path / "home", api))
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["pushed"] and report["hub_id"] == f"tester/{name.replace('_', '-')}"
+    assert report["runtime"] == "verifiers v1" and report["findings"] == []
+
+
+ALIASED_BASE = '''\
+import verifiers.v1 as vf
+
+__all__ = ["EchoTaskset"]
+
+Base = vf.Taskset[vf.Task, vf.TasksetConfig]
+
+
+class EchoTaskset(Base):
+    """Its base is a name the source does not spell `Taskset`; only its MRO says what it is."""
+'''
+
+
+def test_the_taskset_is_judged_by_importing_it_as_the_hub_does(workspace, monkeypatch, tmp_path):
+    env_package(workspace, "echo-env", module=ALIASED_BASE)
+    env_package(workspace, "plain-env", module="__all__ = ['Plain']\n\n\nclass Plain:\n    pass\n")
+    with PrimeAPI() as api:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api))
+        pushed = env_push(EnvPushInput(env="echo-env", visibility="PRIVATE"), Context(workspace=workspace))
+        refused = env_push(EnvPushInput(env="plain-env", visibility="PRIVATE"), Context(workspace=workspace))
+    assert pushed.pushed and pushed.findings == []
+    assert not refused.pushed and [f.code for f in refused.findings] == ["no-taskset-export"]
+    assert "exports no Taskset subclass" in refused.findings[0].message
+
+
+def test_a_package_this_machine_cannot_import_is_read_from_source_and_still_pushed(workspace, monkeypatch,
+                                                                                   tmp_path):
+    # The workspace's own interpreter has no verifiers: the Hub's check cannot run here.
+    venv = tmp_path / "bare"
+    subprocess.run(["uv", "venv", "-q", "--python", sys.executable, venv], check=True)
+    folder = env_package(workspace, "generic-env", module=None)
+    (folder / "generic_env.py").write_text(
+        "import verifiers.v1 as vf\n\n__all__ = ['GenericTaskset']\n\n\n"
+        "class GenericTaskset(vf.Taskset[vf.Task, vf.TasksetConfig]):\n    pass\n")
+    with PrimeAPI() as api:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api, VIRTUAL_ENV=str(venv)))
+        result = env_push(EnvPushInput(env="generic-env", visibility="PUBLIC"), Context(workspace=workspace))
+    assert result.pushed, result.render()
+    assert [(f.code, f.severity) for f in result.findings] == [("package-not-importable", "warning")]
+    assert "ModuleNotFoundError" in result.findings[0].message and str(venv) in result.findings[0].message

@@ -198,11 +198,12 @@ def env_push(args: EnvPushInput, ctx: Context) -> EnvPushResult:
                        "(anyone) or PRIVATE (you and your team); rlpilot never picks for you",
                        "pass --visibility PUBLIC or --visibility PRIVATE")
     folder = _local_dir_or_fail(ctx, ref, args.path)
-    report = check_package(folder)
+    environ = prime_environment(ctx.workspace)
+    report = check_package(folder, workspace_interpreter(ctx.workspace, environ).python, environ)
     if not report.ok:
         return EnvPushResult(env=ref.text, path=str(folder), pushed=False, findings=report.findings,
                              next=f"fix the errors, then `rlpilot env push {ref.text} --visibility {args.visibility}`")
-    if not prime_login(prime_environment(ctx.workspace))[0]:
+    if not prime_login(environ)[0]:
         raise ToolError("not-logged-in", f"pushing {ref.name} needs a Prime login", LOGIN_HINT)
 
     outcome = run_prime(push_argv(folder, args.visibility, ref.owner), ctx, what=f"pushing {ref.name}",
