@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import io
-import shutil
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
