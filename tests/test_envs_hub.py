@@ -175,6 +175,7 @@ def test_install_a_hub_environment_served_by_the_stand_in(workspace, monkeypatch
 
 
 def test_a_private_environment_without_login_says_how_to_log_in(workspace, monkeypatch, tmp_path):
+    _workspace_venv(workspace)
     with PrimeAPI() as api:
         api.environments["tester/secret-env"] = {"id": "env_2", "visibility": "PRIVATE", "version": "0.1.0",
                                                  "hash": "abc"}
@@ -241,3 +242,30 @@ def test_a_package_this_machine_cannot_import_is_read_from_source_and_still_push
     assert result.pushed, result.render()
     assert [(f.code, f.severity) for f in result.findings] == [("package-not-importable", "warning")]
     assert "ModuleNotFoundError" in result.findings[0].message and str(venv) in result.findings[0].message
+
+
+def test_install_never_goes_into_rlpilots_own_environment_unless_asked(workspace, tmp_path):
+    env_package(workspace, "echo-env", verifiers=None, module="VALUE = 1\n")
+    env = prime_env(tmp_path / "home")
+    refused = rlpilot("env", "install", "echo-env", cwd=workspace, env=env)
+    assert refused.returncode == 2 and "--create-venv" in refused.stderr and "--into-rlpilot" in refused.stderr
+    # In rlpilot's own checkout the workspace's .venv is rlpilot's: the next `uv sync` would undo the install.
+    checkout = rlpilot("env", "install", "tiny_arith", cwd=REPO, env=env)
+    assert checkout.returncode == 2 and "rlpilot's own" in checkout.stderr and "uv sync" in checkout.stderr
+    ours = subprocess.run([sys.executable, "-c", "import echo_env"], capture_output=True, cwd=tmp_path)
+    assert ours.returncode != 0
+
+
+def test_install_makes_the_workspace_a_project_with_its_venv_when_the_user_asks(workspace, tmp_path):
+    env_package(workspace, "echo-env", verifiers=None, module="VALUE = 5\n")
+    env = prime_env(tmp_path / "home")
+    done = rlpilot("env", "install", "echo-env", "--create-venv", "--json", cwd=workspace, env=env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    python = workspace / ".venv" / "bin" / "python"
+    assert result["created"] == ["pyproject.toml", ".venv"] and result["python"] == str(python)
+    imported = subprocess.run([python, "-c", "import echo_env; print(echo_env.VALUE)"], capture_output=True,
+                              text=True)
+    assert imported.stdout.strip() == "5"
+    again = rlpilot("env", "install", "echo-env", "--json", cwd=workspace, env=env)  # found from now on
+    assert again.returncode == 0 and json.loads(again.stdout)["created"] == []
