@@ -250,7 +250,7 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
             "advantage.")
     if s.reward_kind == "binary" and s.verdict != "too-hard":
         add("difficulty-filtering", "Turn on difficulty filtering for training, with oversampling (factor 2): "
-            "`rlpilot config tune CONFIG --eval-path RUN` sets it in your config's dialect.",
+            "`rlpilot config tune CONFIG --eval RUN` sets it in your config's dialect.",
             f"Rewards are binary and {_pct(s.zero_variance_fraction)} of groups have zero variance; filtering keeps "
             "batches full of mixed groups (playbook; rl-stability section 2).")
     if s.reward_kind == "continuous":
