@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,8 +75,8 @@ def test_the_readme_then_the_tour_in_a_fresh_clone(tmp_path):
             if command.block != block:  # each block starts in the checkout
                 block, cwd = command.block, clone
             text = STAND_INS.get(command.text, (command.text, ""))[0]
-            text = (text.replace("/path/to/rlpilot", str(clone)).replace("/tmp/", f"{out}/")
-                    .replace("http://localhost:8000/v1", server.base_url))
+            text = re.sub(r"(?<= )/tmp/", f"{out}/", text)  # outputs the README puts in /tmp
+            text = text.replace("/path/to/rlpilot", str(clone)).replace("http://localhost:8000/v1", server.base_url)
             if "--session ID" in text:
                 sessions = subprocess.run(["uv", "run", "rlpilot", "sessions", "--json"], cwd=clone, env=env,
                                           capture_output=True, text=True, check=True)
