@@ -32,7 +32,8 @@ class ReportInput(BaseModel):
 class NextStep(BaseModel):
     action: str
     deltas: list[Delta] = Field(default_factory=list)
-    stop_when: list[str] = Field(default_factory=list)
+    stop_if: list[str] = Field(default_factory=list, description="Signs the step failed: stop and roll back.")
+    done_when: list[str] = Field(default_factory=list, description="Signs the step worked.")
 
 
 class Report(ToolResult):
@@ -45,7 +46,7 @@ class Report(ToolResult):
 
     def render(self) -> str:
         lines = ["## 1. Config deltas applied"]
-        lines += [f"- `{d.key}`: {d.from_!r} -> {d.to!r}" + (f" ({d.file})" if d.file else "")
+        lines += [f"- `{d.key}`: {shown(d.from_)} -> {shown(d.to)}" + (f" ({d.file})" if d.file else "")
                   for d in self.deltas] or ["- none"]
         lines += ["", "## 2. Why"]
         lines += [f"- {reason}" for reason in self.why] or ["- no deltas were applied"]
@@ -53,21 +54,62 @@ class Report(ToolResult):
         for evaluation in self.observed.get("evals", []):
             reward = evaluation.get("reward") or {}
             lines.append(f"- eval {evaluation.get('source', '')}: verdict {evaluation.get('verdict')}, "
-                         f"mean reward {reward.get('mean')}, zero-variance groups "
-                         f"{evaluation.get('zero_variance_fraction')}")
+                         f"mean reward {shown(reward.get('mean'))}, "
+                         f"{share(evaluation.get('zero_variance_fraction'))} of example groups with zero variance")
         for run in self.observed.get("runs", []):
             lines.append(f"- run {run.get('source', '')}: {run.get('steps')} steps")
-            lines += [f"  - {f['code']} ({f['severity']}, steps {f.get('steps')}): {f.get('summary') or ''}"
-                      for f in run.get("findings", [])]
+            for finding in run.get("findings", []):
+                where = f", steps {step_range(finding['steps'])}" if finding.get("steps") else ""
+                evidence = ", ".join(f"{name} {shown(value)}"
+                                     for name, value in (finding.get("evidence") or {}).items())
+                lines.append(f"  - {finding['code']} ({finding['severity']}{where}): {finding.get('summary') or ''}"
+                             + (f" ({evidence})" if evidence else ""))
         if not self.observed.get("evals") and not self.observed.get("runs"):
             lines.append("- nothing measured in this session yet")
         lines += ["", "## 4. Next step", f"- {self.next_step.action}"]
-        lines += [(f"  - set `{d.key}` to {d.to!r}" if d.to is not None else f"  - `{d.key}`: {d.change}")
-                  + f": {d.why}" for d in self.next_step.deltas]
-        lines += [f"  - stop when: {condition}" for condition in self.next_step.stop_when]
+        lines += [f"  - {_delta_step(d)}" for d in self.next_step.deltas]
+        lines += [f"  - done when: {sign}" for sign in self.next_step.done_when]
+        lines += [f"  - stop if: {sign}" for sign in self.next_step.stop_if]
         if self.notes:
             lines += ["", self.notes]
         return "\n".join(lines)
+
+
+def shown(value: Any) -> str:
+    """A value as a person writes it: 5e-7, 0.167, 300, true, unset; a table by its keys."""
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if value.is_integer() or abs(value) >= 100:
+            return str(round(value))
+        if abs(value) < 1e-3:
+            mantissa, exponent = f"{value:.2g}".split("e")
+            return f"{mantissa}e{int(exponent)}"
+        return f"{value:.3g}"
+    if isinstance(value, dict):
+        return f"a table of {', '.join(map(str, value))}" if value else "an empty table"
+    if isinstance(value, list):
+        return ", ".join(map(shown, value)) or "none"
+    return str(value)
+
+
+def share(fraction: float | None) -> str:
+    return "an unknown share" if fraction is None else f"{fraction:.0%}"
+
+
+def step_range(steps: list[int]) -> str:
+    first, last = steps[0], steps[-1]
+    return str(first) if first == last else f"{first}-{last}"
+
+
+def _delta_step(delta: Delta) -> str:
+    """A proposed change in words: the intent when the tool gave one, the value otherwise."""
+    words = delta.as_dict().get("change")
+    value = f"set `{delta.key}` to {shown(delta.to)}" if delta.to is not None else f"`{delta.key}`"
+    was = f" (now {shown(delta.from_)})" if delta.from_ is not None else ""
+    return value + (f": {words}" if words else "") + was + (f"; {delta.why}" if delta.why else "")
 
 
 def report(args: ReportInput, ctx: Context) -> Report:
@@ -126,9 +168,24 @@ def _eval_observation(record: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _run_observation(result: dict[str, Any]) -> dict[str, Any]:
-    return {"source": result.get("source"), "steps": result.get("steps"),
+    return {"source": result.get("source"), "steps": result.get("steps"), "primary": result.get("primary"),
             "findings": [{k: f.get(k) for k in ("code", "severity", "steps", "summary", "evidence")}
                          for f in result.get("findings", [])]}
+
+
+def _roll_back(run: dict[str, Any], finding: dict[str, Any] | None) -> str:
+    """Where to go back to when the next step fails: the diagnosis's rollback step, else the config."""
+    step = (run.get("primary") or {}).get("rollback_step")
+    if step is None and finding and finding.get("steps"):
+        step = finding["steps"][0]
+    restore = "restore the config (`config_restore`)"
+    return f"stop the run, {restore} and resume from step {step}" if step is not None else f"stop the run and {restore}"
+
+
+_FIRST_STEPS_FAIL = "mean reward falls, or entropy collapses, over the first 50 steps: stop the run and restore " \
+                    "the config (`config_restore`)"
+_EVAL_STILL_BROKEN = "most rollouts still error, or the verdict does not move after the fix: read the failing " \
+                     "samples (`eval_samples`) before changing anything else"
 
 
 def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> NextStep:
@@ -137,29 +194,35 @@ def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records:
                           key=lambda f: rank(f.get("severity")))
         if not problems:
             return NextStep(action="the last run looks healthy: keep the settings and raise one knob at a time",
-                            stop_when=["reward stops improving for 50 steps", "any new diagnose finding"])
+                            done_when=["mean reward keeps rising for 50 steps after the change"],
+                            stop_if=[f"a diagnose finding of severity error appears: {_roll_back(runs[-1], None)}"])
         worst = problems[0]
         return NextStep(action=f"address {worst['code']}: " + "; ".join(worst.get("causes", [])[:2]),
                         deltas=[Delta.model_validate(d) for d in worst.get("deltas", [])],
-                        stop_when=list(worst.get("stop_when", [])))
+                        done_when=list(worst.get("stop_when", [])),
+                        stop_if=[f"{worst['code']} is still found 50 steps after the change, or a new error finding "
+                                 f"appears: {_roll_back(runs[-1], worst)}"])
     if evals and evals[-1].get("verdict") != "ready":
         last = evals[-1]
         advice = [f"{r['action']} ({r['reason']})" for r in last.get("recommendations", []) if isinstance(r, dict)]
         return NextStep(action=f"the eval verdict is {last.get('verdict')}: fix the environment before training"
                         + (f"; {advice[0]}" if advice else ""),
-                        stop_when=["a new smoke eval's verdict is ready"])
+                        done_when=["a new smoke eval's verdict is ready"], stop_if=[_EVAL_STILL_BROKEN])
     proposed = [r for r in records if _evidence(r) is Evidence.PROPOSAL and r["result"] and not _applied_deltas(r)]
     if proposed and proposed[-1]["result"].get("deltas"):
         last = proposed[-1]
         return NextStep(action=f"apply the tuning proposed for {last['result'].get('path')} "
                                "(config_tune with apply), check it, then launch a short run",
                         deltas=[Delta.model_validate(d) for d in last["result"]["deltas"]],
-                        stop_when=["config_check reports no errors", "mean reward rises over the first 50 steps"])
+                        done_when=["config_check reports no errors", "mean reward rises over the first 50 steps"],
+                        stop_if=["config_check reports an error: restore the config (`config_restore`)",
+                                 _FIRST_STEPS_FAIL])
     if evals:
         return NextStep(action="rewards vary at baseline: tune the config and launch a short run",
-                        stop_when=["mean reward rises over the first 50 steps", "no diagnose finding above info"])
+                        done_when=["mean reward rises over the first 50 steps", "no diagnose finding above info"],
+                        stop_if=[_FIRST_STEPS_FAIL])
     if any(_evidence(r) is Evidence.CHECK for r in records):
         return NextStep(action="smoke-eval the environment (20 examples x 3 rollouts) before training",
-                        stop_when=["the eval verdict is ready"])
+                        done_when=["the eval verdict is ready"], stop_if=[_EVAL_STILL_BROKEN])
     return NextStep(action="start with `stack_info`, then check and smoke-eval the environment",
-                    stop_when=["the eval verdict is ready"])
+                    done_when=["the eval verdict is ready"], stop_if=[_EVAL_STILL_BROKEN])

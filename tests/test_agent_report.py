@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -9,8 +10,13 @@ from agent_support import Recorder, call, make_agent
 from diagnose_support import make_run, write_jsonl
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 
+from agent.report import NextStep, Report
+from tools.deltas import Delta
+
 REPO = Path(__file__).resolve().parents[1]
 TRAINING_CONFIG = REPO / "configs" / "training" / "tiny-arith.toml"
+SMOKE_EVAL = REPO / "environments" / "tiny_arith" / "examples" / "smoke-eval"
+LONG_DECIMAL = re.compile(r"\d\.\d{4,}")
 
 
 def test_report_lists_written_deltas_observed_findings_and_the_next_step(tmp_path):
@@ -37,7 +43,10 @@ def test_report_lists_written_deltas_observed_findings_and_the_next_step(tmp_pat
     assert len(report["why"]) == len(applied)
     codes = [f["code"] for f in report["observed"]["runs"][0]["findings"]]
     assert "flat-reward" in codes
-    assert report["next_step"]["stop_when"], "a next step always says when to stop"
+    step = report["next_step"]
+    assert step["done_when"] and step["stop_if"], "a next step says how to tell it worked, and when to stop"
+    assert any("flat" in sign or "reward" in sign for sign in step["done_when"])
+    assert "flat-reward is still found" in step["stop_if"][0] and "config_restore" in step["stop_if"][0]
     assert report["notes"] == "Reward is 0.9 already."
 
 
@@ -64,3 +73,38 @@ def test_a_proposed_tuning_is_the_next_step_until_it_is_applied(tmp_path):
     step = report["next_step"]
     assert step["action"].startswith("apply the tuning proposed")
     assert {d["key"] for d in step["deltas"]} == {"orchestrator.group_size", "orchestrator.batch_size"}
+
+
+def test_the_rendered_report_reads_as_a_person_writes_it(tmp_path):
+    config = tmp_path / "rl.toml"
+    shutil.copy(REPO / "configs" / "training" / "tiny-arith-classic.toml", config)
+    shutil.copytree(SMOKE_EVAL, tmp_path / "smoke-eval")
+    write_jsonl(tmp_path / "metrics.jsonl", make_run(steps=120, reward_mean=0.01))
+    with ScriptedOpenAIServer(lambda request: Reply("")) as server:
+        recorder = Recorder()
+        agent = make_agent(tmp_path, server.base_url, ["config_tune", "eval_summarize", "diagnose", "report"],
+                           recorder)
+        agent.run_tool(agent.tools["eval_summarize"], {"path": "smoke-eval"})
+        agent.run_tool(agent.tools["config_tune"], {"path": str(config), "profile": "complex", "reward": "binary",
+                                                    "eval_path": "smoke-eval", "apply": True})
+        agent.run_tool(agent.tools["diagnose"], {"source": "metrics.jsonl"})
+        agent.run_tool(agent.tools["report"], {})
+    text = recorder.of_type("tool_result")[-1]["text"]
+    assert "17% of example groups with zero variance" in text  # 0.166667 as a share
+    assert re.search(r"flat-reward \(error, steps \d+-\d+\)", text)
+    assert "`orchestrator.oversampling_factor`: unset -> 2 (" in text
+    assert not LONG_DECIMAL.search(text), text
+    assert "None" not in text and "[" not in text and "'" not in text
+    assert "  - done when: " in text and "  - stop if: flat-reward is still found" in text
+
+
+def test_tables_show_their_keys_and_small_numbers_their_exponent():
+    step = NextStep(action="lower the learning rate",
+                    deltas=[Delta(key="optimizer.lr", from_=1e-6, to=5e-7, why="the reward swings")],
+                    done_when=["reward std halves"], stop_if=["reward falls: stop and restore the config"])
+    text = Report(session="s", deltas=[Delta(key="orchestrator.buffer", from_=None,
+                                             to={"easy_threshold": 1.0, "hard_threshold": 0.0}, why="filter")],
+                  why=[], observed={}, next_step=step).render()
+    assert "- `orchestrator.buffer`: unset -> a table of easy_threshold, hard_threshold" in text
+    assert "  - set `optimizer.lr` to 5e-7 (now 1e-6); the reward swings" in text
+    assert text.index("done when: reward std halves") < text.index("stop if: reward falls")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -174,6 +175,7 @@ def test_install_a_hub_environment_served_by_the_stand_in(workspace, monkeypatch
 
 
 def test_a_private_environment_without_login_says_how_to_log_in(workspace, monkeypatch, tmp_path):
+    _workspace_venv(workspace)
     with PrimeAPI() as api:
         api.environments["tester/secret-env"] = {"id": "env_2", "visibility": "PRIVATE", "version": "0.1.0",
                                                  "hash": "abc"}
@@ -181,3 +183,89 @@ def test_a_private_environment_without_login_says_how_to_log_in(workspace, monke
         with pytest.raises(ToolError) as error:
             env_install(EnvInstallInput(env="tester/secret-env"), Context(workspace=workspace))
     assert error.value.code == "not-logged-in" and "PRIME_API_KEY" in error.value.hint
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", ["tiny_arith", "reverse_words"])
+def test_each_bundled_environment_pushes_to_the_stand_in(workspace, tmp_path, name):
+    # Both derive from the generic base `vf.Taskset[Task, Config]`, which the Hub's loader accepts.
+    shutil.copytree(REPO / "environments" / name, workspace / "environments" / name,
+                    ignore=shutil.ignore_patterns("__pycache__", ".prime", "examples"))
+    with PrimeAPI() as api:
+        done = rlpilot("env", "push", name, "--visibility", "PRIVATE", "--json", cwd=workspace,
+                       env=prime_env(tmp_path / "home", api))
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["pushed"] and report["hub_id"] == f"tester/{name.replace('_', '-')}"
+    assert report["runtime"] == "verifiers v1" and report["findings"] == []
+
+
+ALIASED_BASE = '''\
+import verifiers.v1 as vf
+
+__all__ = ["EchoTaskset"]
+
+Base = vf.Taskset[vf.Task, vf.TasksetConfig]
+
+
+class EchoTaskset(Base):
+    """Its base is a name the source does not spell `Taskset`; only its MRO says what it is."""
+'''
+
+
+def test_the_taskset_is_judged_by_importing_it_as_the_hub_does(workspace, monkeypatch, tmp_path):
+    env_package(workspace, "echo-env", module=ALIASED_BASE)
+    env_package(workspace, "plain-env", module="__all__ = ['Plain']\n\n\nclass Plain:\n    pass\n")
+    with PrimeAPI() as api:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api))
+        pushed = env_push(EnvPushInput(env="echo-env", visibility="PRIVATE"), Context(workspace=workspace))
+        refused = env_push(EnvPushInput(env="plain-env", visibility="PRIVATE"), Context(workspace=workspace))
+    assert pushed.pushed and pushed.findings == []
+    assert not refused.pushed and [f.code for f in refused.findings] == ["no-taskset-export"]
+    assert "exports no Taskset subclass" in refused.findings[0].message
+
+
+def test_a_package_this_machine_cannot_import_is_read_from_source_and_still_pushed(workspace, monkeypatch,
+                                                                                   tmp_path):
+    # The workspace's own interpreter has no verifiers: the Hub's check cannot run here.
+    venv = tmp_path / "bare"
+    subprocess.run(["uv", "venv", "-q", "--python", sys.executable, venv], check=True)
+    folder = env_package(workspace, "generic-env", module=None)
+    (folder / "generic_env.py").write_text(
+        "import verifiers.v1 as vf\n\n__all__ = ['GenericTaskset']\n\n\n"
+        "class GenericTaskset(vf.Taskset[vf.Task, vf.TasksetConfig]):\n    pass\n")
+    with PrimeAPI() as api:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api, VIRTUAL_ENV=str(venv)))
+        result = env_push(EnvPushInput(env="generic-env", visibility="PUBLIC"), Context(workspace=workspace))
+    assert result.pushed, result.render()
+    assert [(f.code, f.severity) for f in result.findings] == [("package-not-importable", "warning")]
+    assert "ModuleNotFoundError" in result.findings[0].message and str(venv) in result.findings[0].message
+
+
+def test_install_never_goes_into_rlpilots_own_environment_unless_asked(workspace, tmp_path):
+    env_package(workspace, "echo-env", verifiers=None, module="VALUE = 1\n")
+    env = prime_env(tmp_path / "home")
+    refused = rlpilot("env", "install", "echo-env", cwd=workspace, env=env)
+    assert refused.returncode == 2 and "--create-venv" in refused.stderr and "--into-rlpilot" in refused.stderr
+    # In rlpilot's own checkout the workspace's .venv is rlpilot's: the next `uv sync` would undo the install.
+    checkout = rlpilot("env", "install", "tiny_arith", cwd=REPO, env=env)
+    assert checkout.returncode == 2 and "rlpilot's own" in checkout.stderr and "uv sync" in checkout.stderr
+    ours = subprocess.run([sys.executable, "-c", "import echo_env"], capture_output=True, cwd=tmp_path)
+    assert ours.returncode != 0
+
+
+def test_install_makes_the_workspace_a_project_with_its_venv_when_the_user_asks(workspace, tmp_path):
+    env_package(workspace, "echo-env", verifiers=None, module="VALUE = 5\n")
+    env = prime_env(tmp_path / "home")
+    done = rlpilot("env", "install", "echo-env", "--create-venv", "--json", cwd=workspace, env=env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    python = workspace / ".venv" / "bin" / "python"
+    assert result["created"] == ["pyproject.toml", ".venv"] and result["python"] == str(python)
+    imported = subprocess.run([python, "-c", "import echo_env; print(echo_env.VALUE)"], capture_output=True,
+                              text=True)
+    assert imported.stdout.strip() == "5"
+    again = rlpilot("env", "install", "echo-env", "--json", cwd=workspace, env=env)  # found from now on
+    assert again.returncode == 0 and json.loads(again.stdout)["created"] == []

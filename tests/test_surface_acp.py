@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
+import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -134,3 +138,45 @@ def test_cancel_ends_the_turn_and_the_session_goes_on(tmp_path):
     assert cancelled.stop_reason == "cancelled" and after.stop_reason == "end_turn"
     said = editor.said()
     assert "turn cancelled" in said and "too late" not in said and said.endswith("still here")
+
+
+class FileWired:
+    """`rlpilot acp` whose stdout is a regular file (an editor logging the wire, `> out.jsonl`), not a pipe."""
+
+    def __init__(self, tmp_path: Path, argv: list[str], env: dict[str, str]):
+        self.out = tmp_path / "acp-out.jsonl"
+        with open(self.out, "wb") as stdout, open(tmp_path / "acp-stderr.log", "ab") as stderr:
+            self.child = subprocess.Popen([RLPILOT, "acp", *argv], stdin=subprocess.PIPE, stdout=stdout,
+                                          stderr=stderr, cwd=tmp_path, env=env)
+        self.ids = itertools.count(1)
+
+    def ask(self, method: str, params: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
+        request_id = next(self.ids)
+        self.child.stdin.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
+                                           "params": params}).encode() + b"\n")
+        self.child.stdin.flush()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in self.out.read_text().splitlines():
+                message = json.loads(line)
+                if message.get("id") == request_id and ("result" in message or "error" in message):
+                    return message
+            time.sleep(0.1)
+        raise AssertionError(f"no reply to {method}; the file holds:\n{self.out.read_text()}")
+
+    def close(self) -> int:
+        self.child.stdin.close()
+        return self.child.wait(timeout=30)
+
+
+def test_stdout_may_be_a_file(tmp_path):
+    wired = FileWired(tmp_path, [], prime_env(tmp_path / "home"))
+    hello = wired.ask("initialize", {"protocolVersion": acp.PROTOCOL_VERSION})
+    session = wired.ask("session/new", {"cwd": str(tmp_path), "mcpServers": []})
+    turn = wired.ask("session/prompt", {"sessionId": session["result"]["sessionId"],
+                                        "prompt": [{"type": "text", "text": "/help"}]})
+    assert wired.close() == 0
+    assert hello["result"]["agentInfo"]["name"] == "rlpilot"
+    assert turn["result"]["stopReason"] == "end_turn"
+    updates = [json.loads(line) for line in wired.out.read_text().splitlines()]
+    assert any("/check" in json.dumps(u) for u in updates if u.get("method") == "session/update")

@@ -7,6 +7,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import struct
 import sys
@@ -135,3 +136,24 @@ def test_a_runs_metrics_come_with_terminal_plots(tmp_path):
     curve = re.compile("reward_mean.*?([▁▂▃▄▅▆▇█]{10,})")
     bars = next(found.group(1) for found in map(curve.search, plots.splitlines()) if found)
     assert bars[0] in "▁▂▃" and bars[-1] in "▆▇█"  # the reward rises, and the plot shows it
+
+
+def test_the_report_reads_as_a_person_writes_it_on_screen(tmp_path):
+    repo = Path(__file__).resolve().parents[1]
+    shutil.copytree(repo / "environments" / "tiny_arith" / "examples" / "smoke-eval", tmp_path / "smoke-eval")
+    write_jsonl(tmp_path / "metrics.jsonl", make_run(steps=120, reward_mean=0.01))
+    term = Terminal(["chat"], tmp_path, _env(tmp_path))
+    term.expect("only slash commands work")
+    term.type("/summarize smoke-eval\r")
+    term.expect("ready")
+    term.type("/diagnose metrics.jsonl\r")
+    term.expect(r"entropy[^\n]*\(steps 0\.\.119\)")
+    term.type("/report\r")
+    shown = term.expect(r"stop if:[^\n]*\n(?:[^\n]*\n)*?[^\n]*╰")  # to the panel's bottom edge
+    term.type("/quit\r")
+    assert term.wait() == 0
+    report = shown[shown.index("Config deltas applied"):]
+    assert "17% of example groups with zero variance" in report
+    assert re.search(r"flat-reward \(error, steps \d+-\d+\)", report)
+    assert re.search(r"done when: ", report) and "stop if: flat-reward is still found" in report
+    assert not re.search(r"\d\.\d{4,}|\[\d|None|'", report), report

@@ -14,6 +14,7 @@ import asyncio
 import itertools
 import json
 import os
+import stat
 import sys
 import threading
 from pathlib import Path
@@ -220,17 +221,47 @@ class RlpilotAgent:
             self.bridges[session_id].cancelled.set()
 
 
+def _as_pipe(fd: int, *, outgoing: bool) -> tuple[int, threading.Thread | None]:
+    """`fd` itself when asyncio's pipe transports take it (pipe, socket, terminal); else a pipe end
+    relayed to or from it by a thread, so that stdio redirected to a file works too."""
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+        return fd, None
+    read_end, write_end = os.pipe()
+    source, target, ours = (read_end, fd, write_end) if outgoing else (fd, write_end, read_end)
+
+    def relay() -> None:
+        try:
+            while chunk := os.read(source, 65536):
+                while chunk:
+                    chunk = chunk[os.write(target, chunk):]
+        finally:
+            os.close(read_end if outgoing else write_end)
+
+    thread = threading.Thread(target=relay, name="acp-stdio-relay", daemon=True)
+    thread.start()
+    return ours, thread
+
+
 async def _serve(agent: RlpilotAgent) -> None:
     # The protocol owns the real stdout; anything else that prints (a tool, a library, argparse's
     # help) lands on stderr instead of corrupting the JSON-RPC stream.
-    wire = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    wire = os.dup(sys.stdout.fileno())
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    saved, sys.stdout = sys.stdout, wire
+    wire, outgoing = _as_pipe(wire, outgoing=True)
+    incoming, _ = _as_pipe(sys.stdin.fileno(), outgoing=False)
+    saved = sys.stdin, sys.stdout
+    sys.stdin, sys.stdout = os.fdopen(incoming, "rb", buffering=0), os.fdopen(wire, "wb", buffering=0)
     try:
         reader, writer = await acp.stdio_streams()
     finally:
-        sys.stdout = saved
-    await acp.run_agent(agent, writer, reader)
+        sys.stdin, sys.stdout = saved
+    try:
+        await acp.run_agent(agent, writer, reader)
+    finally:
+        writer.close()
+        if outgoing:  # the last replies are still on their way to the file
+            outgoing.join(timeout=10)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from configs import defaults
+from tools import process
 from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
 from tools.envs.package import PackageReport, check_package
 from tools.envs.refs import FORMS, EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
@@ -30,7 +33,7 @@ from tools.prime_runner import (
     raise_known_failure,
     run_prime,
 )
-from tools.workspace import workspace_interpreter
+from tools.workspace import Interpreter, workspace_interpreter
 
 HUB_URL = "https://app.primeintellect.ai/dashboard/environments"
 INSTALL_TIMEOUT = 900.0
@@ -53,6 +56,11 @@ def _local_dir_or_fail(ctx: Context, ref: EnvRef, path: Path | None = None) -> P
 
 class EnvInstallInput(BaseModel):
     env: EnvArg
+    create_venv: Annotated[bool, Arg(user_decision=True), Field(
+        description="When the workspace has no environment of its own, make it a uv project with a .venv "
+                    "(`uv init --bare` where there is no pyproject.toml, then `uv venv`) and install there.")] = False
+    into_rlpilot: Annotated[bool, Arg(user_decision=True), Field(
+        description="Install into rlpilot's own environment (the next `uv sync` of rlpilot removes it).")] = False
 
 
 class EnvInstallResult(ToolResult):
@@ -60,10 +68,12 @@ class EnvInstallResult(ToolResult):
     source: Literal["local", "hub"]
     installed: list[str] = Field(description="What the CLI reports installed, as name@version.")
     python: str = Field(description="The workspace interpreter it was installed into.")
+    created: list[str] = Field(default_factory=list, description="What --create-venv made in the workspace.")
     next: str
 
     def render(self) -> str:
-        return "\n".join([f"installed {', '.join(self.installed)} into {self.python}", f"next: {self.next}"])
+        made = [f"created {', '.join(self.created)} in the workspace"] if self.created else []
+        return "\n".join([*made, f"installed {', '.join(self.installed)} into {self.python}", f"next: {self.next}"])
 
 
 def install_argv(ref: EnvRef, folder: Path | None) -> list[str]:
@@ -71,10 +81,53 @@ def install_argv(ref: EnvRef, folder: Path | None) -> list[str]:
     return ["env", "install", ref.text] + (["--path", str(folder.parent)] if folder else [])
 
 
+def _is_rlpilots_own(interpreter: Interpreter) -> bool:
+    # In rlpilot's checkout the workspace's .venv is rlpilot's own: found by pyproject, yet ours.
+    return interpreter.found_by == "rlpilot" or interpreter.bin_dir.parent.resolve() == Path(sys.prefix).resolve()
+
+
+def _install_target(args: EnvInstallInput, ctx: Context) -> tuple[Path, list[str]]:
+    """The workspace's interpreter, created when the user asked; never rlpilot's own unless asked."""
+    interpreter = workspace_interpreter(ctx.workspace, prime_environment(ctx.workspace))
+    if args.into_rlpilot or not _is_rlpilots_own(interpreter):
+        return interpreter.python, []
+    venv = ctx.workspace / ".venv"
+    if venv.exists() and venv.resolve() == Path(sys.prefix).resolve():
+        raise BadInput("workspace-is-rlpilot", f"{ctx.workspace}'s environment {venv} is rlpilot's own: what is "
+                       "installed there is removed by the next `uv sync`", "work in a folder of your own (the "
+                       "README's 'Your own project'), or pass --into-rlpilot to install here anyway")
+    if not args.create_venv:
+        raise BadInput("no-workspace-venv", f"{ctx.workspace} has no Python environment of its own, and rlpilot "
+                       f"does not install into its own ({interpreter.python})",
+                       f"pass --create-venv to make {venv} (and a pyproject.toml where there is none), activate "
+                       "one with VIRTUAL_ENV, or pass --into-rlpilot")
+    created = []
+    if not (ctx.workspace / "pyproject.toml").exists():
+        # The prime CLI, vf-eval and rlpilot find a .venv beside the nearest pyproject.toml.
+        _uv(["init", "--bare", "--no-workspace", "--name", _project_name(ctx.workspace)], ctx)
+        created.append("pyproject.toml")
+    if not venv.exists():
+        _uv(["venv", "--quiet", "--python", sys.executable, str(venv)], ctx)
+        created.append(".venv")
+    return workspace_interpreter(ctx.workspace, prime_environment(ctx.workspace)).python, created
+
+
+def _project_name(workspace: Path) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", workspace.resolve().name.lower()).strip("-") or "workspace"
+
+
+def _uv(args: list[str], ctx: Context) -> None:
+    outcome = process.run(["uv", *args], cwd=ctx.workspace, env=prime_environment(ctx.workspace), timeout=300)
+    if not outcome.ok:
+        raise ToolError("venv-failed", f"`uv {' '.join(args)}` failed in {ctx.workspace}: "
+                        f"{' | '.join(outcome.stderr_tail[-3:]) or outcome.returncode}",
+                        "create the environment yourself (`uv venv`), then install again")
+
+
 def env_install(args: EnvInstallInput, ctx: Context) -> EnvInstallResult:
     ref = parse_env_ref(args.env)
     argv = install_argv(ref, None if ref.is_hub else _local_dir_or_fail(ctx, ref))
-    python = workspace_interpreter(ctx.workspace, prime_environment(ctx.workspace)).python
+    python, created = _install_target(args, ctx)
     outcome = run_prime(argv, ctx, what=f"installing {ref.text}", timeout=INSTALL_TIMEOUT, check=False, stream=True)
     text = outcome.stdout
     # The CLI's closing summary ("Installed 1 environment:", then one "✓ name@version" each); uv's
@@ -93,8 +146,10 @@ def env_install(args: EnvInstallInput, ctx: Context) -> EnvInstallResult:
         )
     return EnvInstallResult(
         env=ref.text, source="hub" if ref.is_hub else "local", installed=installed, python=str(python),
+        created=created,
         # prime prints a verifiers 0.3 hint (`from verifiers import load_environment`) that fails on 0.4.
-        next=f"smoke-test it: `rlpilot eval run {ref.name} --num-examples 5`",
+        next=f"smoke-test it with the first go-to instruct model (any alias of configs/endpoints.toml works): "
+             f"`rlpilot eval run {ref.name} --endpoint {defaults.go_to_models('instruct')[0]} --num-examples 5`",
     )
 
 
@@ -229,7 +284,8 @@ def _checked_push(args: EnvPushInput, ctx: Context) -> tuple[EnvRef, Path, Packa
         raise BadInput("bad-env-id", f"{ref.text}: a push takes its version from pyproject.toml",
                        f"drop @{ref.version}, and set [project].version instead")
     folder = _local_dir_or_fail(ctx, ref, args.path)
-    report = check_package(folder)
+    environ = prime_environment(ctx.workspace)
+    report = check_package(folder, workspace_interpreter(ctx.workspace, environ).python, environ)
     if report.name and _normalized(report.name) != _normalized(ref.name):
         raise BadInput("env-mismatch", f"{folder} holds the package {report.name!r}, not {ref.name!r}",
                        f"push it by its own name (`rlpilot env push {report.name} --path {args.path or folder}`), "

@@ -1,10 +1,14 @@
 """Is this folder a package the Hub will list as a verifiers 0.4 environment?
 
-Checked statically (no import), before `prime env push` builds and uploads anything:
+Checked before `prime env push` builds and uploads anything:
 - `pyproject.toml` with `[project].name` (the CLI refuses to push without it);
 - a module named after the project (`-` -> `_`, as verifiers imports it) whose `__all__`
   exports exactly one Taskset subclass: verifiers 0.4's plugin rule
-  (verifiers/v1/utils/loaders.py, `_plugin_class`);
+  (verifiers/v1/utils/loaders.py, `taskset_class`). The module is imported the way the Hub loads
+  it, by verifiers' own loader in the workspace's interpreter (a subprocess), so any class whose
+  MRO reaches `Taskset` counts, a generic base `vf.Taskset[Task, Config]` included. Where it
+  cannot be imported here (verifiers or a dependency not installed), the source is read instead
+  and a warning says so: that alone never stops a push;
 - a verifiers requirement with a floor of 0.2 or more: prime 0.18 lists a bare `verifiers`, or a
   lower floor, as "legacy verifiers v0", and a package with none as "Unclassified"
   (prime_cli/utils/environment_runtime.py).
@@ -13,7 +17,9 @@ Checked statically (no import), before `prime env push` builds and uploads anyth
 from __future__ import annotations
 
 import ast
+import json
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -21,6 +27,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel
 
+from tools import process
 from tools.findings import Finding, errors
 
 FIRST_V1_VERIFIERS = Version("0.2.0")
@@ -39,7 +46,32 @@ class PackageReport(BaseModel):
         return not errors(self.findings)
 
 
-def check_package(env_dir: Path) -> PackageReport:
+IMPORT_TIMEOUT = 180.0
+
+# Run by the workspace's interpreter: verifiers' own plugin loader, on the folder holding the
+# module. Its exceptions are the loader's verdicts (AttributeError: no `__all__`, TypeError: no
+# Taskset subclass, ValueError: several); anything raised while importing means "cannot tell here".
+_LOADER_PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+try:
+    from verifiers.v1.utils import loaders
+    loaders.import_taskset(sys.argv[2])
+except BaseException as error:
+    print(json.dumps({"verdict": "unimportable", "message": f"{type(error).__name__}: {error}"}))
+    raise SystemExit(0)
+try:
+    found = loaders.taskset_class(sys.argv[2])
+except (AttributeError, TypeError, ValueError) as error:
+    print(json.dumps({"verdict": type(error).__name__, "message": str(error)}))
+else:
+    print(json.dumps({"verdict": "ok", "message": found.__name__}))
+"""
+_LOADER_VERDICTS = {"AttributeError": "no-all", "TypeError": "no-taskset-export", "ValueError": "several-tasksets"}
+
+
+def check_package(env_dir: Path, python: Path | None = None, environ: Mapping[str, str] | None = None) -> PackageReport:
+    """Check the package in `env_dir`; with `python`, its Taskset export is judged by importing it there."""
     report = PackageReport(path=str(env_dir), name=None, version=None, module=None, findings=[])
 
     def finding(code: str, message: str, fix: str, severity: Literal["error", "warning"] = "error") -> None:
@@ -71,8 +103,16 @@ def check_package(env_dir: Path) -> PackageReport:
                 "name the module after the project, hyphens as underscores")
     else:
         report.module = str(module_file.relative_to(env_dir))
-        problem = _taskset_export_problem(module_file)
-        if problem:
+        search_root = module_file.parent.parent if module_file.name == "__init__.py" else module_file.parent
+        verdict = _imported_verdict(python, search_root, module_name, environ) if python else None
+        if verdict and verdict[0] == "unimportable":
+            finding("package-not-importable", f"{module_name} could not be imported with {python} ({verdict[1]}), "
+                    "so its Taskset export was read from the source instead", "install the environment's "
+                    f"dependencies in the workspace (`rlpilot env install {report.name}`) for the exact check",
+                    severity="warning")
+            verdict = None
+        problem = verdict if verdict else _taskset_export_problem(module_file)
+        if problem and problem[0] != "ok":
             finding(problem[0], problem[1], "export the Taskset subclass, and only it: "
                     "`__all__ = [\"MyTaskset\"]`")
 
@@ -88,6 +128,19 @@ def _find_module(env_dir: Path, module: str) -> Path | None:
         if (env_dir / candidate).is_file():
             return env_dir / candidate
     return None
+
+
+def _imported_verdict(python: Path, search_root: Path, module: str,
+                      environ: Mapping[str, str] | None) -> tuple[str, str]:
+    """("ok", class name), a loader finding (code, message), or ("unimportable", why)."""
+    probe = process.run([python, "-c", _LOADER_PROBE, search_root, module], cwd=search_root, env=environ,
+                        timeout=IMPORT_TIMEOUT)
+    try:
+        answer = json.loads(probe.stdout_tail[-1])
+    except (IndexError, ValueError):
+        why = "timed out" if probe.timed_out else " | ".join(probe.stderr_tail[-2:]) or f"exit {probe.returncode}"
+        return "unimportable", why
+    return _LOADER_VERDICTS.get(answer["verdict"], answer["verdict"]), answer["message"]
 
 
 def _taskset_export_problem(module_file: Path) -> tuple[str, str] | None:
@@ -124,18 +177,25 @@ def _all_names(tree: ast.Module) -> list[str] | None:
 
 
 def _taskset_classes(tree: ast.Module) -> set[str]:
-    """Classes of the module that derive from `Taskset` (`vf.Taskset`, or a local subclass)."""
+    """Classes of the module that derive from `Taskset` (`vf.Taskset`, `vf.Taskset[Task, Config]`, or a
+    local subclass)."""
     found: set[str] = set()
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     changed = True
     while changed:
         changed = False
         for node in classes:
-            bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", None) for b in node.bases}
+            bases = {_base_name(b) for b in node.bases}
             if node.name not in found and ("Taskset" in bases or bases & found):
                 found.add(node.name)
                 changed = True
     return found
+
+
+def _base_name(base: ast.expr) -> str | None:
+    if isinstance(base, ast.Subscript):  # a generic base, `Taskset[Task, Config]`
+        base = base.value
+    return base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", None)
 
 
 def _imported_names(tree: ast.Module) -> set[str]:
