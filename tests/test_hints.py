@@ -31,7 +31,7 @@ CONFIG = "configs/training/tiny-arith.toml"
 FILLED_IN = {"name": "tiny-arith", "text": "tiny-arith", "hub_id": "tester/tiny-arith", "config": CONFIG,
              "run": "run-1", "run_id": "run-1", "new_run": "run-1", "source": "outputs/run-1/metrics.jsonl",
              "visibility": "PRIVATE", "traces": "outputs/run-1/traces.jsonl",
-             "defaults.go_to_models('instruct')[0]": "gpt-4.1-mini"}
+             "ctx.settings.go_to('instruct')[0]": "gpt-4.1-mini"}
 # What the person fills in: the metavars hints leave in capitals.
 METAVARS = {"ENV": "tiny-arith", "CONFIG": CONFIG, "RUN": "run-1", "RUN_A": "run-0", "ID": "abc123",
             "PATH": CONFIG, "DIR": "environments/tiny_arith", "CHECKPOINT": "outputs/run-1/step_50"}
@@ -91,7 +91,7 @@ COMMANDS_PRINTED = printed_commands()
 
 
 def test_the_collection_finds_the_hints_it_must_check():
-    assert "rlpilot eval run {ref.name} --endpoint {defaults.go_to_models('instruct')[0]} --num-examples 5" \
+    assert "rlpilot eval run {ref.name} --endpoint {ctx.settings.go_to('instruct')[0]} --num-examples 5" \
         in COMMANDS_PRINTED, "f-strings are read with their placeholders"
     assert any(c.startswith("rlpilot env push {ref.text} --visibility") for c in COMMANDS_PRINTED)
     assert len(COMMANDS_PRINTED) >= 30

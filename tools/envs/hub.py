@@ -18,7 +18,6 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from configs import defaults
 from tools import process
 from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
 from tools.envs.package import PackageReport, check_package
@@ -149,7 +148,7 @@ def env_install(args: EnvInstallInput, ctx: Context) -> EnvInstallResult:
         created=created,
         # prime prints a verifiers 0.3 hint (`from verifiers import load_environment`) that fails on 0.4.
         next=f"smoke-test it with the first go-to instruct model (any alias of configs/endpoints.toml works): "
-             f"`rlpilot eval run {ref.name} --endpoint {defaults.go_to_models('instruct')[0]} --num-examples 5`",
+             f"`rlpilot eval run {ref.name} --endpoint {ctx.settings.go_to('instruct')[0]} --num-examples 5`",
     )
 
 
