@@ -17,7 +17,8 @@ from agent.model import ModelClient, ModelError, ToolCall
 from agent.outcome import Outcome, internal_error
 from agent.sessions import Session
 from tools.catalog import CATALOG, Shows
-from tools.contract import Context, Event, Tool, ToolError, load
+from tools.contract import Context, Event, Tool, load
+from tools.errors import ToolError
 from tools.secrets import redact
 
 

@@ -13,8 +13,9 @@ from pydantic import BaseModel, Field
 
 from agent.sessions import Session, SessionNotFound, Store
 from tools.catalog import CATALOG, Evidence
-from tools.contract import Arg, BadInput, Context, ToolResult
+from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
+from tools.errors import BadInput
 from tools.findings import rank
 from tools.workspace import rlpilot_home
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from tools.catalog import ToolEntry
-from tools.contract import BadInput, Context, Event, Tool, ToolError, arg_of, load
+from tools.contract import Context, Event, Tool, arg_of, load
+from tools.errors import BadInput, ToolError
 
 
 class _Parser(argparse.ArgumentParser):

@@ -14,7 +14,8 @@ from tools.configs.dialects import INTENTS, key_for
 from tools.configs.document import read_text
 from tools.configs.eras import Dialect, Variant, variant_for_prime_rl
 from tools.configs.lint import check_config
-from tools.contract import BadInput, Context, load
+from tools.contract import Context, load
+from tools.errors import BadInput
 
 
 @pytest.mark.parametrize("relative", fixture_files())

@@ -13,7 +13,7 @@ from tools.configs.detect import Installed
 from tools.configs.eras import Dialect
 from tools.configs.lint import check_config
 from tools.configs.migrate import migrate
-from tools.contract import BadInput
+from tools.errors import BadInput
 
 OLD_ERAS = fixture_files("prime-rl/v0.4.0") + fixture_files("prime-rl/v0.7.0") + fixture_files("hosted-lab")
 

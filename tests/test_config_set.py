@@ -20,7 +20,8 @@ from tools.configs.document import line_of, walk
 from tools.configs.edit import SetInput, backups_of, config_set, restore, set_keys
 from tools.configs.migrate import migrate
 from tools.configs.tune import tune
-from tools.contract import BadInput, Context, ToolError
+from tools.contract import Context
+from tools.errors import BadInput, ToolError
 
 SAMPLES = [f for f in fixture_files() if "slurm" not in f]
 

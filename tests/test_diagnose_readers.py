@@ -7,8 +7,8 @@ import json
 import pytest
 
 from tests.diagnose_support import WRITERS, make_run, rows, write_jsonl
-from tools.contract import BadInput
 from tools.diagnose.readers import detect, read
+from tools.errors import BadInput
 
 
 @pytest.mark.parametrize("fmt", list(WRITERS))

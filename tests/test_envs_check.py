@@ -16,9 +16,10 @@ import pytest
 from eval_support import ENVIRONMENTS, REPO, episode, rlpilot, use_environments_venv
 
 from tools.catalog import by_name
-from tools.contract import BadInput, Context, load
+from tools.contract import Context, load
 from tools.envs.check import SHORTCUT_TASKS, EnvCheckInput, env_check, scan_file
 from tools.envs.shortcuts import KINDS, REPLIES, DegeneratePolicy, judge
+from tools.errors import BadInput
 
 KEYWORD_ENV = REPO / "tests" / "environments" / "yes_keyword"
 

@@ -14,7 +14,8 @@ import pytest
 from fakes.prime_api import PrimeAPI
 from ops_support import env_package, prime_env, prime_parses, rlpilot, use_env
 
-from tools.contract import BadInput, Context, ToolError
+from tools.contract import Context
+from tools.env_refs import parse_env_ref
 from tools.envs.hub import (
     EnvInstallInput,
     EnvPushInput,
@@ -24,7 +25,7 @@ from tools.envs.hub import (
     push_argv,
     status_argv,
 )
-from tools.envs.refs import parse_env_ref
+from tools.errors import BadInput, ToolError
 
 
 @pytest.fixture

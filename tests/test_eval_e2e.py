@@ -17,7 +17,8 @@ import pytest
 from eval_support import arithmetic_script, rlpilot, use_environments_venv
 from fakes.openai_server import ScriptedOpenAIServer, last_user_text
 
-from tools.contract import BadInput, Context
+from tools.contract import Context
+from tools.errors import BadInput
 from tools.evals.run import EvalRunInput, eval_run
 
 

@@ -16,7 +16,8 @@ import pytest
 from fakes.prime_api import PrimeAPI
 from ops_support import prime_env, use_env
 
-from tools.contract import BadInput, Context, ToolError
+from tools.contract import Context
+from tools.errors import BadInput, ToolError
 from tools.evals.run import EvalRunInput, eval_run
 from tools.evals.samples import SamplesInput, eval_samples
 

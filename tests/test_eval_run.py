@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from eval_support import REPO
 
-from tools.contract import BadInput, Context, ToolError
+from tools.contract import Context
+from tools.errors import BadInput, ToolError
 from tools.evals.endpoints import find_alias
 from tools.evals.run import EvalRunInput, Target, eval_run, plan_command, resolve_target
 from tools.stack import Package, StackInput, stack_info

@@ -14,7 +14,8 @@ from eval_support import REPO, episode, legacy_row, rlpilot, write_legacy, write
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.contract import BadInput, Context
+from tools.contract import Context
+from tools.errors import BadInput
 from tools.evals.summarize import ERRORED_BROKEN, MAJORITY, SummarizeInput, eval_summarize
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tools import process
-from tools.contract import BadInput
+from tools.errors import BadInput
 from tools.secrets import MASK
 
 

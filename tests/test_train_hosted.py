@@ -10,8 +10,9 @@ import pytest
 from fakes.prime_api import PrimeAPI
 from ops_support import prime_env, prime_parses, rlpilot, use_env
 
-from tools.contract import Context, ToolError
+from tools.contract import Context
 from tools.diagnose.readers import read
+from tools.errors import ToolError
 from tools.training import hosted
 from tools.training.launch import LaunchInput, train_launch
 from tools.training.runs import ResumeInput, RunInput, train_checkpoints, train_pause, train_resume, train_status

@@ -22,13 +22,13 @@ from conftest import SHARED
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from ops_support import prime_env, rlpilot, use_env
 
+from tools.cluster import minutes
 from tools.configs.detect import Installed
 from tools.configs.eras import Dialect
 from tools.configs.lint import check_config
 from tools.contract import Context
 from tools.diagnose.tool import DiagnoseInput, diagnose
 from tools.training import records, slurm
-from tools.training.cluster import minutes
 from tools.training.launch import LaunchInput, train_launch
 from tools.training.runs import LogsInput, RunInput, train_logs, train_metrics, train_status
 from tools.training.watch import WatchInput, train_watch

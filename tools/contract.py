@@ -18,32 +18,8 @@ from pydantic import BaseModel, ValidationError
 
 from configs.settings import Settings, SettingsError, load_settings
 from tools.catalog import Effect, ToolEntry
+from tools.errors import BadInput
 from tools.workspace import rlpilot_home
-
-
-class ToolError(Exception):
-    """A failure the user can act on: a stable code, what went wrong, and what to do."""
-
-    exit_code = 1
-
-    def __init__(self, code: str, message: str, hint: str = ""):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.hint = hint
-
-    def one_line(self) -> str:
-        text = f"{self.message} ({self.code})"
-        return f"{text}; {self.hint}" if self.hint else text
-
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "hint": self.hint}
-
-
-class BadInput(ToolError):
-    """The request itself is wrong (a missing file, a malformed value): exit code 2."""
-
-    exit_code = 2
 
 
 @dataclass(frozen=True)

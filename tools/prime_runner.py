@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from tools import process
-from tools.contract import Context, ToolError
+from tools.contract import Context
+from tools.errors import ToolError
 from tools.process import ProcessResult
 from tools.workspace import search_path, workspace_interpreter
 

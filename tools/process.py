@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from tools.contract import BadInput
+from tools.errors import BadInput
 from tools.secrets import Redactor
 
 # A line callback receives the stream name ("stdout" or "stderr") and the redacted line.

@@ -15,7 +15,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from tools import process
+from tools import cluster, process
 from tools.configs.eras import (
     Dialect,
     dialect_for_prime_cli,
@@ -23,9 +23,9 @@ from tools.configs.eras import (
     prime_cli_is_native,
     version_tuple,
 )
-from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
+from tools.contract import Arg, Context, ToolResult
+from tools.errors import BadInput, ToolError
 from tools.prime_runner import prime_environment, prime_login
-from tools.training import cluster
 from tools.workspace import Interpreter, workspace_interpreter
 
 PROBE = Path(__file__).with_name("stack_probe.py")

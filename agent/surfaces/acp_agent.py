@@ -47,7 +47,8 @@ from agent.surfaces.common import (
     start_conversation,
 )
 from tools.catalog import Effect, by_name
-from tools.contract import BadInput, Context, Event, Tool
+from tools.contract import Context, Event, Tool
+from tools.errors import BadInput
 from tools.workspace import rlpilot_home
 
 _KIND = {Effect.READ: "read", Effect.LOCAL_WRITE: "edit", Effect.EXTERNAL: "execute"}

@@ -11,7 +11,8 @@ from typing import Any
 
 from agent.loop import Agent
 from tools.catalog import CATALOG, Shows
-from tools.contract import Tool, ToolError, load
+from tools.contract import Tool, load
+from tools.errors import ToolError
 
 OFFLINE = ("no model endpoint is configured, so only slash commands work (/help lists them). "
            "To talk to a model: export OPENAI_API_KEY (or PRIME_API_KEY), or pass --base-url URL --model M, "

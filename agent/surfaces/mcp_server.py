@@ -35,7 +35,8 @@ from agent.outcome import Outcome
 from agent.sessions import Store
 from agent.surfaces.common import available_tools
 from tools.catalog import Effect
-from tools.contract import Context, Event, Tool, ToolError
+from tools.contract import Context, Event, Tool
+from tools.errors import ToolError
 from tools.secrets import redact
 from tools.workspace import rlpilot_home
 

@@ -49,8 +49,8 @@ def curves_of(event: dict[str, Any]) -> list[Curve]:
     source = source_of(event)
     if source is None:
         return []
-    from tools.contract import ToolError
     from tools.diagnose.readers import read
+    from tools.errors import ToolError
 
     try:
         _, run = read(source)

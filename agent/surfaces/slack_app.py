@@ -45,8 +45,9 @@ from agent.surfaces.common import (
 )
 from agent.surfaces.plots import curves_of, source_of
 from tools.catalog import Effect, by_name
-from tools.contract import BadInput, Context, Event, Tool, ToolError
+from tools.contract import Context, Event, Tool
 from tools.diagnose.plot import PlotInput, plot_metrics
+from tools.errors import BadInput, ToolError
 from tools.secrets import Redactor, redact
 from tools.workspace import rlpilot_home
 

@@ -45,7 +45,8 @@ from agent.surfaces.common import (
 )
 from agent.surfaces.plots import curves_of
 from tools.catalog import Shows, shows
-from tools.contract import BadInput, Context
+from tools.contract import Context
+from tools.errors import BadInput
 from tools.workspace import rlpilot_home
 
 

@@ -20,7 +20,7 @@ from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
 from tools.configs.dialects import KEY_TYPES, type_ok
-from tools.contract import BadInput
+from tools.errors import BadInput
 
 _SEGMENT = re.compile(r"^([A-Za-z0-9_-]+)((?:\[\d+\])*)$")
 

@@ -35,8 +35,9 @@ from tools.configs.document import (
 )
 from tools.configs.eras import Dialect
 from tools.configs.lint import check_data
-from tools.contract import Arg, BadInput, Context, ToolError, ToolResult
+from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
+from tools.errors import BadInput, ToolError
 from tools.findings import Finding
 from tools.findings import render as render_finding
 from tools.workspace import rlpilot_home

@@ -40,8 +40,9 @@ from tools.configs.document import (
 from tools.configs.edit import atomic_write, unified_diff, write_config
 from tools.configs.eras import Dialect, Variant
 from tools.configs.lint import check_data
-from tools.contract import Arg, BadInput, Context, ToolResult
+from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
+from tools.errors import BadInput
 from tools.findings import Finding
 from tools.findings import render as render_finding
 

@@ -38,8 +38,9 @@ from tools.configs.lint import (
     group_sizes,
     render_finding,
 )
-from tools.contract import Arg, BadInput, Context, ToolResult
+from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
+from tools.errors import BadInput
 
 Profile = Literal["quick", "complex"]
 Reward = Literal["binary", "continuous"]

@@ -15,7 +15,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from tools.contract import Arg, BadInput, Context, ToolResult
+from tools.contract import Arg, Context, ToolResult
+from tools.errors import BadInput
 
 # The curves worth a glance, in the order the playbook looks at them.
 MAIN_CURVES = ("reward_mean", "reward_std", "entropy", "response_length", "truncated_frac", "mismatch_kl",

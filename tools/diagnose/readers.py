@@ -23,8 +23,8 @@ from typing import TextIO
 
 import orjson
 
-from tools.contract import BadInput
 from tools.diagnose.series import Clock, Collector, Run, text_number
+from tools.errors import BadInput
 
 FORMATS = {
     "metrics-jsonl": "prime-rl metrics.jsonl",

@@ -25,9 +25,10 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from tools import process
-from tools.contract import Arg, BadInput, Context, ToolResult
-from tools.envs.refs import local_env_dir, parse_env_ref
+from tools.contract import Arg, Context, ToolResult
+from tools.env_refs import local_env_dir, parse_env_ref
 from tools.envs.shortcuts import ShortcutCheck, check_shortcuts
+from tools.errors import BadInput
 from tools.findings import Finding, errors, render
 from tools.workspace import module_origin, rlpilot_home, search_path, workspace_interpreter
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tools.contract import BadInput
+from tools.errors import BadInput
 
 Format = Literal["traces", "legacy"]
 

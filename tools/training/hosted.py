@@ -21,7 +21,8 @@ from typing import Any
 from tools.configs.detect import Installed
 from tools.configs.document import lookup
 from tools.configs.eras import Dialect
-from tools.contract import Context, ToolError
+from tools.contract import Context
+from tools.errors import ToolError
 from tools.findings import Finding
 from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_environment, prime_login, run_prime
 from tools.process import LineCallback, ProcessResult

@@ -21,7 +21,8 @@ from typing import Any
 
 from tools import process
 from tools.configs.detect import Installed
-from tools.contract import Context, ToolError
+from tools.contract import Context
+from tools.errors import ToolError
 from tools.findings import Finding
 from tools.stack import GPU, HOW_TO_GET, Package, PrimeRL, StackInput, StackResult, stack_info
 from tools.training import records

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from tools.contract import BadInput, ToolError
+from tools.errors import BadInput, ToolError
 from tools.workspace import rlpilot_home
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")

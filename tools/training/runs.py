@@ -12,8 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tools.contract import Arg, BadInput, Context, ToolResult
+from tools.contract import Arg, Context, ToolResult
 from tools.diagnose.readers import read
+from tools.errors import BadInput
 from tools.training import hosted, local, records, slurm
 from tools.training.records import Target
 

@@ -21,7 +21,8 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from tools import process
-from tools.contract import Arg, Context, ToolError, ToolResult
+from tools.contract import Arg, Context, ToolResult
+from tools.errors import ToolError
 from tools.evals.run import EvalRunInput, EvalRunResult, eval_run
 from tools.stack import StackInput, stack_info
 from tools.training import local

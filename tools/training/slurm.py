@@ -22,14 +22,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from tools import process
+from tools import cluster, process
+from tools.cluster import Cluster, SlurmRequest
 from tools.configs.detect import Installed
-from tools.contract import Context, ToolError
+from tools.contract import Context
+from tools.errors import ToolError
 from tools.findings import Finding
 from tools.prime_runner import prime_environment
 from tools.stack import cli_version, find_prime_rl
-from tools.training import cluster, records
-from tools.training.cluster import Cluster, SlurmRequest
+from tools.training import records
 from tools.training.launch import LaunchInput, LaunchResult, migration_problem, read_plan
 from tools.training.local import DRY_RUN_TIMEOUT, checkout_problems, child_environment, run_argv
 

@@ -17,8 +17,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from tools.contract import BadInput, Context, ToolResult
+from tools.contract import Context, ToolResult
 from tools.diagnose.tool import DiagnoseInput, diagnose
+from tools.errors import BadInput
 from tools.training import records
 from tools.training.records import Target
 from tools.training.runs import RunArg, RunInput, StatusResult, train_status
