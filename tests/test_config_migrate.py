@@ -7,11 +7,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from config_support import NOTHING, fixture_files, rlpilot, write
+from config_support import NOTHING, check_config, fixture_files, rlpilot, write
 
 from tools.configs.detect import Installed
 from tools.configs.eras import Dialect
-from tools.configs.lint import check_config
 from tools.configs.migrate import migrate
 from tools.contract import BadInput
 

@@ -6,10 +6,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from config_support import NOTHING, write
+from config_support import NOTHING, check_config, write
 from eval_support import write_traces
 
-from tools.configs.lint import check_config
 from tools.configs.tune import tune
 
 CURRENT = """

@@ -25,7 +25,7 @@ from tomlkit.toml_document import TOMLDocument
 
 from tools.configs import dialects as schema
 from tools.configs.detect import Detection, Installed, detect_file, installed_stack
-from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, Change
+from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, KeyChange
 from tools.configs.document import (
     container_of,
     delete_item,
@@ -176,7 +176,7 @@ def _route(source: Dialect, target: Dialect) -> list[tuple[Dialect, Dialect, boo
     return [(order[i - 1], order[i], False) for i in range(a, b, -1)]
 
 
-def _changes(origin: Dialect, destination: Dialect) -> list[Change]:
+def _changes(origin: Dialect, destination: Dialect) -> list[KeyChange]:
     inside = origin == destination
     return [c for c in schema.CHANGES if c.origin == origin and c.target == destination and bool(c.variant) == inside]
 
@@ -193,7 +193,7 @@ class _Run:
         self.steps.append(Step(key=key, new_key=new_key, from_=_plain(before), to=_plain(after), why=why,
                                manual=manual, suggestion=suggestion))
 
-    def apply(self, change: Change) -> None:
+    def apply(self, change: KeyChange) -> None:
         if change.convert:
             # Some rewrites handle several changes at once (both GPU id lists, the whole lab format).
             done = change.convert if change.convert in _WHOLE else f"{change.convert}:{change.old}"
@@ -205,7 +205,7 @@ class _Run:
         else:
             self.move(change.old, change.new, change.why)
 
-    def invert(self, change: Change) -> None:
+    def invert(self, change: KeyChange) -> None:
         if change.new is None:
             return  # a removed key has nothing to be turned back into
         inverse = _INVERSES.get(change.convert or "")
@@ -287,7 +287,7 @@ def _plain(value: Any) -> Any:
 # --- structural rewrites ----------------------------------------------------------------------
 
 
-def _gpu_ids(run: _Run, change: Change) -> None:
+def _gpu_ids(run: _Run, change: KeyChange) -> None:
     """`inference_gpu_ids = [0]` / `trainer_gpu_ids = [1]` -> `[deployment]` counts."""
     infer, train = _plain(get_item(run.doc, ["inference_gpu_ids"])), _plain(get_item(run.doc, ["trainer_gpu_ids"]))
     why = change.why
@@ -303,7 +303,7 @@ def _gpu_ids(run: _Run, change: Change) -> None:
             run.record(old, why, new, ids, len(ids))
 
 
-def _sources(run: _Run, change: Change) -> None:
+def _sources(run: _Run, change: KeyChange) -> None:
     """`[[orchestrator.train.env]]` (or `[[env]]`) entries -> `[[orchestrator.train.source]]`."""
     entries = run.pop(change.old)
     if not isinstance(entries, AoT | list):
@@ -368,7 +368,7 @@ def _source_entry(entry: Table) -> tuple[Table, list[str]]:
     return table, notes
 
 
-def _sources_back(run: _Run, change: Change) -> None:
+def _sources_back(run: _Run, change: KeyChange) -> None:
     """`[[orchestrator.train.source]]` -> transition's `[[orchestrator.train.env]]` (v1 fields kept)."""
     entries = run.pop(change.new)
     if not isinstance(entries, AoT | list):
@@ -403,7 +403,7 @@ def _sources_back(run: _Run, change: Change) -> None:
 MAX_INFLIGHT_DEFAULT = 1024  # [orchestrator.concurrency] max_inflight on main
 
 
-def _oversampling(run: _Run, change: Change) -> None:
+def _oversampling(run: _Run, change: KeyChange) -> None:
     factor = _plain(get_item(run.doc, split_key(change.old)))
     if factor is None:
         return
@@ -426,7 +426,7 @@ def _oversampling(run: _Run, change: Change) -> None:
 _VLLM_NAMES = {"name": "model", "tp": "tensor_parallel_size", "dp": "data_parallel_size"}
 
 
-def _vllm(run: _Run, change: Change) -> None:
+def _vllm(run: _Run, change: KeyChange) -> None:
     for old in ("inference.model", "inference.parallel"):
         table = run.pop(old)
         if table is None:
@@ -437,7 +437,7 @@ def _vllm(run: _Run, change: Change) -> None:
             run.record(f"{old}.{key}", change.why, new, value, value)
 
 
-def _vllm_back(run: _Run, change: Change) -> None:
+def _vllm_back(run: _Run, change: KeyChange) -> None:
     table = run.pop("inference.vllm")
     back = {v: k for k, v in _VLLM_NAMES.items()}
     for key, value in (_plain(table) or {}).items():
@@ -447,7 +447,7 @@ def _vllm_back(run: _Run, change: Change) -> None:
         run.record(f"inference.vllm.{key}", f"back to v0.8.0: {change.why}", old, value, value)
 
 
-def _filters(run: _Run, change: Change) -> None:
+def _filters(run: _Run, change: KeyChange) -> None:
     """An enforced zero-advantage pre-batch filter became a per-source advantage-range gate, as
     prime-rl's wiki-search example shows from v0.8.0 to main."""
     for slot in ("orchestrator.pre_batch_filters", "orchestrator.post_batch_filters"):
@@ -473,7 +473,7 @@ def _filters(run: _Run, change: Change) -> None:
             run.pop(slot)
 
 
-def _lab(run: _Run, change: Change) -> None:
+def _lab(run: _Run, change: KeyChange) -> None:
     """The lab-era shared-LoRA format -> a prime-rl config for `prime train`."""
     doc = run.doc
     model = _plain(doc.get("model"))
@@ -510,7 +510,7 @@ def _lab(run: _Run, change: Change) -> None:
     _oversampling(run, next(c for c in schema.CHANGES if c.origin == LAB and c.old == "oversampling_factor"))
     for old in ("env", "orchestrator.train.env", "orchestrator.eval.env"):
         new = "orchestrator.train.source" if old == "env" else old.replace(".env", ".source")
-        _sources(run, Change(old, new, LAB, CURRENT, "environments are `[[...source]]` tables in prime-rl configs"))
+        _sources(run, KeyChange(old, new, LAB, CURRENT, "environments are `[[...source]]` tables in prime-rl configs"))
     for table, why in (("trainer", "prime-rl configs carry a `[trainer]` table (defaults when empty)"),
                        ("inference", "a hosted prime-rl run needs its inference server: `[inference]` with "
                         "defaults launches vLLM")):
@@ -519,11 +519,11 @@ def _lab(run: _Run, change: Change) -> None:
             run.record(table, why, table, None, {})
 
 
-def _env(run: _Run, change: Change) -> None:
+def _env(run: _Run, change: KeyChange) -> None:
     run.move(change.old, change.new, change.why)
 
 
-def _env_back(run: _Run, change: Change) -> None:
+def _env_back(run: _Run, change: KeyChange) -> None:
     """Transition's `[[orchestrator.train.env]]` -> classic `[[orchestrator.env]]`: classic entries
     name a v0 environment (`id`, `args`); a v1 taskset folds into them, and an agent other than
     the in-process one has no classic spelling."""
@@ -550,9 +550,10 @@ def _env_back(run: _Run, change: Change) -> None:
                                "run this environment with prime-rl v0.6 or later")
 
 
-_CONVERTERS: dict[str, Callable[[_Run, Change], None]] = {
+_CONVERTERS: dict[str, Callable[[_Run, KeyChange], None]] = {
     "gpu_ids": _gpu_ids, "source": _sources, "oversampling": _oversampling, "vllm": _vllm, "filters": _filters,
     "lab": _lab, "env": _env,
 }
 _WHOLE = {"gpu_ids", "vllm", "filters", "lab"}
-_INVERSES: dict[str, Callable[[_Run, Change], None]] = {"source": _sources_back, "vllm": _vllm_back, "env": _env_back}
+_INVERSES: dict[str, Callable[[_Run, KeyChange], None]] = {"source": _sources_back, "vllm": _vllm_back,
+                                                            "env": _env_back}
