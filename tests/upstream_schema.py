@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(os.environ.get("RLPILOT_SHARED", Path(__file__).resolve().parents[2] / "shared"))
 UPSTREAM = SHARED / "upstream"
 STORED = Path(__file__).resolve().parents[1] / "tools/configs/upstream_keys.json"
 
