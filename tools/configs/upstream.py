@@ -45,8 +45,9 @@ def from_checkout(checkout: Path) -> Schema | str:
     python = checkout / ".venv/bin/python"
     slim = checkout / "packages/prime-rl-configs/src"
     source = slim if slim.is_dir() else checkout / "src"
-    if not (source / "prime_rl").is_dir():
-        return f"{checkout} has no prime-rl config classes (no packages/prime-rl-configs or src/prime_rl)"
+    if not ((source / "prime_rl/configs").is_dir() or (source / "prime_rl/orchestrator/config.py").is_file()):
+        return f"{checkout} has no prime-rl config classes (no packages/prime-rl-configs, src/prime_rl/configs or "\
+               "src/prime_rl/orchestrator/config.py): checked with rlpilot's tables only"
     if not python.exists():
         return f"the prime-rl checkout at {checkout} has no .venv: run `uv sync` there to validate with its schema"
     return Schema(str(python), source, f"the prime-rl checkout at {checkout}")
