@@ -35,6 +35,7 @@ CURRENT = """
     name = "reverse-text"
     [orchestrator.train.source.env.taskset]
     id = "reverse-text"
+    [trainer]
     """
 
 
@@ -146,7 +147,7 @@ def _checkout(folder: Path, venv: bool = True) -> Path:
     return folder
 
 
-REJECTED = CURRENT.format(group=8).replace("batch_size = 128", "batch_size = 128\nmax_steps = -3")
+REJECTED = CURRENT.format(group=0)  # upstream wants at least 1 (rlpilot judges only sizes it can reason about)
 
 
 @pytest.mark.slow
@@ -157,7 +158,7 @@ def test_prime_rl_checkout_schema_rejects_with_upstreams_message_and_line(tmp_pa
     result = json.loads(done.stdout)
     rejected = [f for f in result["findings"] if f["code"] == "schema-rejected"]
     assert done.returncode == 1, done.stderr
-    assert [(f["key"], f["line"]) for f in rejected] == [("orchestrator.max_steps", 4)]
+    assert [(f["key"], f["line"]) for f in rejected] == [("orchestrator.group_size", 5)]
     assert "greater than" in rejected[0]["message"] and str(checkout) in rejected[0]["message"]
     assert any("taskset 'reverse-text'" in note for note in result["notes"])  # not installed: unresolved
 
@@ -167,4 +168,4 @@ def test_schema_folder_validates_offline_and_accepts_a_clean_file(tmp_path: Path
     good, bad = write(tmp_path, CURRENT.format(group=8), "good.toml"), write(tmp_path, REJECTED, "bad.toml")
     found, notes = schema_findings([good, bad], None, None, str(MAIN_SCHEMA), tmp_path)
     assert found[str(good)] == []
-    assert [(f.code, f.key) for f in found[str(bad)]] == [("schema-rejected", "orchestrator.max_steps")]
+    assert [(f.code, f.key) for f in found[str(bad)]] == [("schema-rejected", "orchestrator.group_size")]
