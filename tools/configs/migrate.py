@@ -25,7 +25,7 @@ from tomlkit.toml_document import TOMLDocument
 
 from tools.configs import dialects as schema
 from tools.configs.detect import Detection, Installed, detect_file, installed_stack
-from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, KeyChange
+from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, TRANSITION, KeyChange
 from tools.configs.document import (
     container_of,
     delete_item,
@@ -50,7 +50,8 @@ class MigrateInput(BaseModel):
     path: Annotated[Path, Arg(positional=True), Field(description="The training config (TOML).")]
     to: Annotated[Dialect, Field(description="The dialect to write.")]
     output: Annotated[Path | None, Arg(short="-o", metavar="OUT"), Field(
-        description="Where to write the result (default: the file itself, after a backup).")] = None
+        description="Where to write the result (default: NAME.DIALECT.toml beside the input).")] = None
+    in_place: Annotated[bool, Field(description="Rewrite the file itself (after a backup).")] = False
     dry_run: Annotated[bool, Field(description="Show the result without writing it.")] = False
 
 
@@ -74,7 +75,8 @@ class MigrateResult(ToolResult):
     source: Dialect
     to: Dialect
     changes: list[Step]
-    manual: list[Step] = Field(description="Keys taken out because the target has no exact successor.")
+    manual: list[Step] = Field(description="Keys the target has no exact successor for: kept in the output as "
+                                           "commented lines, with the reason and what to use instead.")
     deltas: list[Delta] = Field(description="`changes` in the shared delta shape, keyed by the new names.")
     findings: list[Finding] = Field(description="What `config check` says about the output in the target dialect.")
     diff: str
@@ -86,7 +88,7 @@ class MigrateResult(ToolResult):
         lines += [f"  {s.key}" + (f" -> {s.new_key}" if s.new_key and s.new_key != s.key else "") + f": {s.why}"
                   for s in self.changes]
         if self.manual:
-            lines.append("taken out, for you to redo:")
+            lines.append("kept as comments, for you to redo:")
             lines += [f"  {s.key}: {s.why}" + (f"\n      instead: {s.suggestion}" if s.suggestion else "")
                       for s in self.manual]
         lines += [render_finding(f) for f in self.findings]
@@ -98,11 +100,17 @@ class MigrateResult(ToolResult):
 def config_migrate(args: MigrateInput, ctx: Context) -> MigrateResult:
     output = ctx.resolve(args.output) if args.output else None
     return migrate(ctx.resolve(args.path), args.to, output, args.dry_run, ctx.workspace,
-                   installed_stack(ctx.workspace))
+                   installed_stack(ctx.workspace), in_place=args.in_place)
+
+
+def beside(path: Path, to: Dialect) -> Path:
+    """Where a migration goes by default: `rl.toml` -> `rl.prime-rl-current.toml`."""
+    return path.with_name(f"{path.stem}.{to}.toml")
 
 
 def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: bool = False,
-            workspace: Path | None = None, installed: Installed | None = None) -> MigrateResult:
+            workspace: Path | None = None, installed: Installed | None = None, in_place: bool = False
+            ) -> MigrateResult:
     config = load(Path(path))
     target = Dialect(to)
     installed = installed or installed_stack(workspace or Path.cwd())
@@ -110,6 +118,8 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     variant = installed.variant or Variant.MAIN
     doc = parse(config.text, config.path)
     run = _Run(doc, variant)
+    for alias in [c for c in schema.CHANGES if c.alias and c.target == source]:
+        run.apply(alias)  # old names this era still took: renamed, never dropped
     if source == CURRENT and (target != CURRENT or variant == Variant.V080):
         for change in reversed(_changes(CURRENT, CURRENT)):  # the older eras spell it the v0.8.0 way
             run.invert(change)
@@ -120,12 +130,12 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     if target == CURRENT and variant == Variant.MAIN:
         for change in _changes(CURRENT, CURRENT):
             run.apply(change)
-    out = Path(output) if output else config.path
+    out = Path(output) if output else config.path if in_place else beside(config.path, target)
     text = tidy(dumps(doc))
     findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out).findings
     for problem in [f for f in findings if f.code in ("unknown-key", "renamed-key", "removed-key") and f.key]:
         run.take_out(problem)
-    text = tidy(dumps(doc)) if run.steps else config.text  # nothing to migrate: the file stays as it is
+    text = tidy(dumps(doc)) + run.kept(target) if run.steps else config.text  # nothing to migrate: as it is
     findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out).findings
     backup = None
     if not dry_run:
@@ -256,6 +266,19 @@ class _Run:
         if item is not None:
             self.record(dotted, why, before=item, manual=True, suggestion=hint)
 
+    def kept(self, target: Dialect) -> str:
+        """The keys the target has no place for, as commented lines with the reason and what to
+        use instead, so that nothing the user wrote is lost."""
+        manual = [s for s in self.steps if s.manual]
+        if not manual:
+            return ""
+        lines = ["", f"# --- kept by `rlpilot config migrate`: {target} has no place for these keys; "
+                 "each says why and what to use instead ---"]
+        for step in manual:
+            lines.append(f"# {step.key}: {step.why}" + (f"; instead: {step.suggestion}" if step.suggestion else ""))
+            lines.append(f"# {step.key} = {_inline_toml(step.from_)}")
+        return "\n".join(lines) + "\n"
+
     def take_out(self, problem: Finding) -> None:
         """Take out what the target rejects; a key inside an array entry goes with its own line."""
         parts = split_key(problem.key)
@@ -278,6 +301,14 @@ def _drop_if_empty(doc: TOMLDocument, parts: list[str | int]) -> None:
             return
         delete_item(doc, parts)
         parts = parts[:-1]
+
+
+def _inline_toml(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{key} = {_inline_toml(item)}" for key, item in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(_inline_toml(item) for item in value) + "]"
+    return tomlkit.item(value).as_string() if value is not None else '"None"'
 
 
 def _plain(value: Any) -> Any:
@@ -511,6 +542,12 @@ def _lab(run: _Run, change: KeyChange) -> None:
     for old in ("env", "orchestrator.train.env", "orchestrator.eval.env"):
         new = "orchestrator.train.source" if old == "env" else old.replace(".env", ".source")
         _sources(run, KeyChange(old, new, LAB, CURRENT, "environments are `[[...source]]` tables in prime-rl configs"))
+    for intent, lab_default in DEFAULTS[LAB].items():
+        key = schema.key_for(CURRENT, intent)
+        if get_item(doc, split_key(key)) is None and DEFAULTS[CURRENT].get(intent) != lab_default:
+            run.put(key, lab_default)
+            run.record(key, f"the lab platform's default {intent} was {lab_default}; prime-rl's is "
+                       f"{DEFAULTS[CURRENT].get(intent)}, so it is written out", key, None, lab_default)
     for table, why in (("trainer", "prime-rl configs carry a `[trainer]` table (defaults when empty)"),
                        ("inference", "a hosted prime-rl run needs its inference server: `[inference]` with "
                         "defaults launches vLLM")):
