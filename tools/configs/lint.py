@@ -120,7 +120,9 @@ def _checkout_of(installed: Installed) -> Path | None:
 
 
 def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detection | None, installed: Installed,
-               path: Path, kind: Kind | str | None = None, target: Target | None = None) -> CheckResult:
+               path: Path, kind: Kind | str | None = None, target: Target | None = None,
+               variant: Variant | None = None) -> CheckResult:
+    """`variant` pins the prime-rl-current spelling (the migration's target) over the checkout's."""
     if isinstance(dialect, Detection):
         detection = dialect
     else:
@@ -130,7 +132,7 @@ def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detecti
     if detection.kind == Kind.OVERLAY:
         judged = Kind.SFT if detection.base and detection.base.name == "sft.toml" else Kind.RL
     stacked = stack(detection.base, data) if detection.base else data
-    variant = installed.variant if detection.dialect == CURRENT else None
+    variant = (variant or installed.variant) if detection.dialect == CURRENT else None
     view = ConfigView(stacked, detection.dialect, variant, judged, path)
     findings = [*key_findings(view), *playbook_findings(view, overlay=detection.kind == Kind.OVERLAY),
                 *validator_findings(view), *outdated_findings(view, installed, path, target)]

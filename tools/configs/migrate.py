@@ -24,6 +24,7 @@ from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
 from tools.configs import dialects as schema
+from tools.configs import keytables
 from tools.configs.detect import Detection, Installed, detect_file, installed_stack
 from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, TRANSITION, KeyChange
 from tools.configs.document import (
@@ -130,13 +131,16 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     if target == CURRENT and variant == Variant.MAIN:
         for change in _changes(CURRENT, CURRENT):
             run.apply(change)
+        _main_requirements(run)
     out = Path(output) if output else config.path if in_place else beside(config.path, target)
     text = tidy(dumps(doc))
-    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out).findings
+    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out,
+                          variant=variant if target == CURRENT else None).findings
     for problem in [f for f in findings if f.code in ("unknown-key", "renamed-key", "removed-key") and f.key]:
         run.take_out(problem)
     text = tidy(dumps(doc)) + run.kept(target) if run.steps else config.text  # nothing to migrate: as it is
-    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out).findings
+    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out,
+                          variant=variant if target == CURRENT else None).findings
     backup = None
     if not dry_run:
         if out.exists():
@@ -276,7 +280,8 @@ class _Run:
                  "each says why and what to use instead ---"]
         for step in manual:
             lines.append(f"# {step.key}: {step.why}" + (f"; instead: {step.suggestion}" if step.suggestion else ""))
-            lines.append(f"# {step.key} = {_inline_toml(step.from_)}")
+            if step.from_ is not None:
+                lines.append(f"# {step.key} = {_inline_toml(step.from_)}")
         return "\n".join(lines) + "\n"
 
     def take_out(self, problem: Finding) -> None:
@@ -466,6 +471,19 @@ def _vllm(run: _Run, change: KeyChange) -> None:
             new = f"inference.vllm.{_VLLM_NAMES.get(key, key)}"
             run.put(new, value)
             run.record(f"{old}.{key}", change.why, new, value, value)
+    # vLLM's own arguments at the top of `[inference]` (and its `vllm_extra`) are `[inference.vllm]`'s on main.
+    inference = get_item(run.doc, ["inference"])
+    known = keytables.root("inference", ("main",)).keys()
+    for key in [k for k in (inference.keys() if isinstance(inference, Table) else []) if k not in known]:
+        value = _plain(inference[key])
+        if isinstance(value, dict) and key != "vllm_extra":
+            continue
+        run.pop(f"inference.{key}")
+        for name, item in (value.items() if key == "vllm_extra" else [(key, value)]):
+            run.put(f"inference.vllm.{name}", item)
+            run.record(f"inference.{key}" + (f".{name}" if key == "vllm_extra" else ""),
+                       "main passes vLLM's own arguments through `[inference.vllm]` (prime-rl #3202)",
+                       f"inference.vllm.{name}", item, item)
 
 
 def _vllm_back(run: _Run, change: KeyChange) -> None:
@@ -502,6 +520,55 @@ def _filters(run: _Run, change: KeyChange) -> None:
             run.remove(slot, change.why, change.hint)
         else:
             run.pop(slot)
+
+
+def _main_requirements(run: _Run) -> None:
+    """What main's validators want of a config that v0.8.0 took as it was."""
+    if _plain(get_item(run.doc, ["resume", "step"])) == -1:
+        run.pop("resume.step")
+        if get_item(run.doc, ["resume"]) is None:
+            run.put("resume", tomlkit.table())
+        run.record("ckpt.resume_step", "`resume_step = -1` meant the latest checkpoint; on main that is an empty "
+                   "`[resume]` table (its `step` must be at least 1)", "resume", -1, {})
+    sources = get_item(run.doc, ["orchestrator", "train", "source"])
+    algos = [("orchestrator.algo", get_item(run.doc, ["orchestrator", "algo"]))] + [
+        (f"orchestrator.train.source[{i}].algo", source.get("algo"))
+        for i, source in enumerate(sources if isinstance(sources, AoT) else [])]
+    for where, algo in algos:
+        if isinstance(algo, dict):
+            _one_endpoint(run, where, algo)
+    model = _plain(get_item(run.doc, ["model", "name"]))
+    if isinstance(model, str) and get_item(run.doc, ["orchestrator", "renderer"]) is None:
+        why = (f"main picks the chat renderer from the model name (`auto`) and refuses a model its renderer map does "
+               f"not know, as fine-tunes often are ({model})")
+        if _QWEN3_FINE_TUNE.search(model):
+            run.put("orchestrator.renderer", tomlkit.table())
+            run.put("orchestrator.renderer.name", "prime-qwen3")
+            run.record("orchestrator.renderer.name", why + "; prime-rl's own Qwen3 configs name `prime-qwen3`",
+                       "orchestrator.renderer.name", None, "prime-qwen3")
+    vlm = get_item(run.doc, ["model", "vlm"]) or get_item(run.doc, ["trainer", "model", "vlm"])
+    if vlm is not None and get_item(run.doc, ["trainer", "model", "impl"]) is None:
+        run.put("trainer.model.impl", "custom")
+        run.record("trainer.model.impl", "main trains vision-language models only with `impl = \"custom\"` (its "
+                   "`vlm_only_with_custom_impl` validator), as prime-rl's own multimodal configs set",
+                   "trainer.model.impl", None, "custom")
+
+
+# A Qwen3 text model published by someone other than Qwen (a fine-tune, absent from renderers'
+# map): prime-rl's own main configs name its renderer `prime-qwen3`.
+_QWEN3_FINE_TUNE = re.compile(r"^(?!qwen/)[^/]+/qwen3-(?!vl)", re.IGNORECASE)
+
+
+def _one_endpoint(run: _Run, where: str, table: Any) -> None:
+    """Main's frozen teacher and sampling models take one `base_url` string, not a list."""
+    for key in list(table.keys()):
+        value = table[key]
+        if key == "base_url" and isinstance(_plain(value), list) and len(_plain(value)) == 1:
+            table[key] = _plain(value)[0]
+            run.record(f"{where}.base_url", "main's frozen models take one endpoint, a `base_url` string",
+                       f"{where}.base_url", _plain(value), table[key])
+        elif isinstance(value, dict):
+            _one_endpoint(run, f"{where}.{key}", value)
 
 
 def _lab(run: _Run, change: KeyChange) -> None:

@@ -99,7 +99,9 @@ def schema_for(checkout: Path | None, schema_ref: str | None, home: Path) -> Sch
 
 
 def validate(schema: Schema, entries: list[tuple[Path, Kind, dict[str, Any]]]) -> tuple[dict[str, Any], list[str]]:
-    """Upstream's answer per file: {path: {"errors", "unresolved", "skipped"}}, and notes."""
+    """Upstream's answer per file: {path: {"errors", "unresolved", "skipped"}}, and notes. Errors
+    inside the env block of a taskset or harness that is not installed are left out: those ids
+    are listed as unresolved instead."""
     request = [{"path": str(path), "kind": kind.value, "data": data} for path, kind, data in entries]
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(request, handle, default=str)
@@ -114,6 +116,8 @@ def validate(schema: Schema, entries: list[tuple[Path, Kind, dict[str, Any]]]) -
     if isinstance(answer, dict):
         return {}, [f"{schema.name} could not load its config classes ({answer.get('load_error')}): "
                     "checked with rlpilot's tables only"]
+    for item in answer:  # inside an env block whose package is missing, upstream could not judge
+        item["errors"] = [e for e in item["errors"] if not (item["unresolved"] and _in_env_block(e["loc"]))]
     return {item["path"]: item for item in answer}, []
 
 
@@ -161,8 +165,7 @@ def schema_findings(paths: list[Path], detection: Detection | None, checkout: Pa
         if answer["unresolved"]:
             notes.append(f"{path}: not installed here, so upstream could not check their blocks: "
                          + ", ".join(answer["unresolved"]))
-        findings[path] = [_finding(error, data, text, schema) for error in answer["errors"]
-                          if not (answer["unresolved"] and _in_env_block(error["loc"]))]
+        findings[path] = [_finding(error, data, text, schema) for error in answer["errors"]]
     return findings, notes
 
 
