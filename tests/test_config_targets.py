@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from config_support import NOTHING, check_config, codes, rlpilot, write
+from config_support import check_config, codes, rlpilot, write
 from conftest import SHARED
 
 from tools.configs.detect import Installed
