@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -275,9 +276,28 @@ def _installed(workspace: str, prime_rl: str, path: str, venv: str, uv_env: str)
 
     environ = prime_environment(Path(workspace))
     checkout = find_prime_rl(None, Path(workspace), environ)
-    prime = cli_version("prime", ["--version"], environ)
+    prime = _installed_version("prime", environ)
+    if prime is None:
+        found = cli_version("prime", ["--version"], environ)
+        prime = found.version if found else None
     return Installed(
         prime_rl_version=checkout.version if checkout else None,
         prime_rl_path=checkout.path if checkout else None,
-        prime_cli_version=prime.version if prime else None,
+        prime_cli_version=prime,
     )
+
+
+def _installed_version(program: str, environ: dict[str, str]) -> str | None:
+    """A console script's version from the package metadata of the environment it lives in
+    (a venv or a `uv tool` environment): a config check must not wait for `prime --version`."""
+    found = shutil.which(program, path=environ.get("PATH"))
+    if found is None:
+        return None
+    prefix = Path(found).resolve().parent.parent
+    for metadata in sorted(prefix.glob(f"lib/python3*/site-packages/{program}-*.dist-info/METADATA")):
+        for line in metadata.read_text(errors="replace").splitlines():
+            if line.startswith("Version: "):
+                return line.removeprefix("Version: ").strip()
+            if not line.strip():
+                break
+    return None
