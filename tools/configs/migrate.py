@@ -1,7 +1,7 @@
 """`rlpilot config migrate`: rewrite a config for another dialect, showing every change.
 
-Python API: `migrate(path, to, output=None, dry_run=False, workspace=None, installed=None) ->
-MigrateResult`.
+Python API (`config_migrate` is the entry): `migrate(path, to, output=None, dry_run=False, *,
+workspace, installed, in_place=False) -> MigrateResult`.
 
 Each era boundary applies the `CHANGES` of `tools.configs.dialects` in order: renames and moves
 keep the item (so its comment and the comments inside a moved table survive), structural
@@ -100,8 +100,8 @@ class MigrateResult(ToolResult):
 
 def config_migrate(args: MigrateInput, ctx: Context) -> MigrateResult:
     output = ctx.resolve(args.output) if args.output else None
-    return migrate(ctx.resolve(args.path), args.to, output, args.dry_run, ctx.workspace,
-                   installed_stack(ctx.workspace), in_place=args.in_place)
+    return migrate(ctx.resolve(args.path), args.to, output, args.dry_run, workspace=ctx.workspace,
+                   installed=installed_stack(ctx.workspace), in_place=args.in_place)
 
 
 def beside(path: Path, to: Dialect) -> Path:
@@ -110,11 +110,9 @@ def beside(path: Path, to: Dialect) -> Path:
 
 
 def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: bool = False,
-            workspace: Path | None = None, installed: Installed | None = None, in_place: bool = False
-            ) -> MigrateResult:
+            *, workspace: Path, installed: Installed, in_place: bool = False) -> MigrateResult:
     config = load(Path(path))
     target = Dialect(to)
-    installed = installed or installed_stack(workspace or Path.cwd())
     source = detect_file(config.data, config.path).dialect
     variant = installed.variant or Variant.MAIN
     doc = parse(config.text, config.path)
@@ -145,7 +143,7 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     if not dry_run:
         if out.exists():
             backup = write_config(out, out.read_text() if out != config.path else config.text, text,
-                                  workspace or Path.cwd())
+                                  workspace)
         else:
             atomic_write(out, text)
     changes = [s for s in run.steps if not s.manual]

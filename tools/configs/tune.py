@@ -1,7 +1,7 @@
 """`rlpilot config tune`: the playbook's hyperparameter rules as deltas, in the config's dialect.
 
-Python API: `tune(path, profile="quick", reward=None, eval_path=None, apply=False, workspace=None,
-installed=None) -> TuneResult`.
+Python API (`config_tune` is the entry): `tune(path, profile="quick", reward=None, eval_path=None,
+apply=False, *, workspace, installed) -> TuneResult`.
 
 Rules (the skill's rules of thumb; shared/research/rl-stability.md sections 2 and 3):
 - presets: quick tests 8 rollouts per example and 128 samples per step, complex long-horizon
@@ -86,13 +86,12 @@ class TuneResult(ToolResult):
 def config_tune(args: TuneInput, ctx: Context) -> TuneResult:
     eval_path = ctx.resolve(args.eval_path) if args.eval_path else None
     return tune(ctx.resolve(args.path), args.profile, args.reward, eval_path, args.apply,
-                ctx.workspace, installed_stack(ctx.workspace))
+                workspace=ctx.workspace, installed=installed_stack(ctx.workspace))
 
 
 def tune(path: Path, profile: Profile = "quick", reward: Reward | None = None, eval_path: Path | None = None,
-         apply: bool = False, workspace: Path | None = None, installed: Installed | None = None) -> TuneResult:
+         apply: bool = False, *, workspace: Path, installed: Installed) -> TuneResult:
     config = load(Path(path))
-    installed = installed or installed_stack(workspace or Path.cwd())
     detection = detect_file(config.data, config.path)
     dialect = detection.dialect
     view = ConfigView(config.data, dialect, installed.variant if dialect == CURRENT else None, detection.kind,
