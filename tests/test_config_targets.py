@@ -169,3 +169,8 @@ def test_schema_folder_validates_offline_and_accepts_a_clean_file(tmp_path: Path
     found, notes = schema_findings([good, bad], None, None, str(MAIN_SCHEMA), tmp_path)
     assert found[str(good)] == []
     assert [(f.code, f.key) for f in found[str(bad)]] == [("schema-rejected", "orchestrator.group_size")]
+
+
+def test_a_renamed_group_size_is_not_also_reported_unset(tmp_path: Path) -> None:
+    path = write(tmp_path, CLASSIC)
+    assert codes(check_config(path, Dialect.CURRENT)) == ["renamed-key", "renamed-key"]

@@ -310,9 +310,11 @@ def group_sizes(view: ConfigView) -> tuple[str | None, list[int]]:
     """The group size key and the group sizes in force (several when set per environment)."""
     key = view.key_for("group_size")
     value = view.get(key)
-    alias = view.spell("orchestrator.rollouts_per_example")
-    if value is None and view.dialect == TRANSITION and view.get(alias) is not None:
-        key, value = alias, view.get(alias)
+    # An older spelling (transition's alias, or a classic key checked as a newer era) still says it.
+    older = [view.spell(c.old) for c in schema.CHANGES if c.new and view.spell(c.new) == key and view.spell(c.old)]
+    spelled = next((old for old in older if view.get(old) is not None), None)
+    if value is None and spelled:
+        key, value = spelled, view.get(spelled)
     if value is not None:
         return key, [value]
     entries = view.get(view.spell("orchestrator.train.source" if view.dialect == CURRENT else
