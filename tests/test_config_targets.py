@@ -173,4 +173,6 @@ def test_schema_folder_validates_offline_and_accepts_a_clean_file(tmp_path: Path
 
 def test_a_renamed_group_size_is_not_also_reported_unset(tmp_path: Path) -> None:
     path = write(tmp_path, CLASSIC)
-    assert codes(check_config(path, Dialect.CURRENT)) == ["renamed-key", "renamed-key"]
+    found = {f.key: f.code for f in check_config(path, Dialect.CURRENT).findings}
+    assert found["orchestrator.rollouts_per_example"] == "renamed-key"
+    assert "group-size-small" not in found.values()
