@@ -165,7 +165,8 @@ def detect_dialect(data: dict[str, Any], kind: Kind = Kind.RL) -> Detection:
 def detect_kind(data: dict[str, Any], path: Path | None = None) -> tuple[Kind, str]:
     """The kind whose schema (in any era) knows the most of the file's keys; a tie goes to the
     kind the file name says, else to a full rl config."""
-    named = _NAMED.get(path.stem) if path else None
+    # `orch.toml`, and what `config migrate` writes beside it, `orch.prime-rl-current.toml`.
+    named = _NAMED.get(path.name.split(".")[0]) if path else None
     if path and named is None and any(_NAMED.get(p.name) == Kind.EVAL for p in path.parents):
         named = Kind.EVAL
     if named == Kind.EVAL:

@@ -14,6 +14,7 @@ main's spellings, unless a prime-rl v0.8.0 checkout pins the older ones.
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -39,7 +40,7 @@ from tools.configs.document import (
     split_key,
 )
 from tools.configs.edit import atomic_write, unified_diff, write_config
-from tools.configs.eras import Dialect, Variant
+from tools.configs.eras import Dialect, Kind, Variant
 from tools.configs.lint import check_data
 from tools.contract import Arg, BadInput, Context, ToolResult
 from tools.deltas import Delta
@@ -68,6 +69,12 @@ class Step(BaseModel):
     suggestion: str = ""
 
     model_config = {"validate_by_name": True, "validate_by_alias": True, "serialize_by_alias": True}
+
+    def unnested(self, table: str) -> Step:
+        """This step in the terms of a component file (without its table's prefix)."""
+        def local(key: str | None) -> str | None:
+            return key[len(table) + 1:] if key and key.startswith(table + ".") else key
+        return self.model_copy(update={"key": local(self.key) or self.key, "new_key": local(self.new_key)})
 
 
 class MigrateResult(ToolResult):
@@ -113,12 +120,16 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
             *, workspace: Path, installed: Installed, in_place: bool = False) -> MigrateResult:
     config = load(Path(path))
     target = Dialect(to)
-    source = detect_file(config.data, config.path).dialect
+    detection = detect_file(config.data, config.path)
+    source, kind = detection.dialect, detection.kind
+    # A component file is migrated as its table of a full config, and stays a component file.
+    table = _COMPONENT_TABLES.get(kind)
     variant = installed.variant or Variant.MAIN
-    doc = parse(config.text, config.path)
+    doc = parse(nest(config.text, table) if table else config.text, config.path)
     run = _Run(doc, variant)
     for alias in [c for c in schema.CHANGES if c.alias and c.target == source]:
         run.apply(alias)  # old names this era still took: renamed, never dropped
+    _snake_case(run, doc, "")
     if source == CURRENT and (target != CURRENT or variant == Variant.V080):
         for change in reversed(_changes(CURRENT, CURRENT)):  # the older eras spell it the v0.8.0 way
             run.invert(change)
@@ -132,13 +143,17 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
         _main_requirements(run)
     out = Path(output) if output else config.path if in_place else beside(config.path, target)
     text = tidy(dumps(doc))
-    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out,
-                          variant=variant if target == CURRENT else None).findings
+    judged = Kind.RL if table else kind
+    pinned = variant if target == CURRENT else None
+    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target", kind=judged), installed, out,
+                          variant=pinned).findings
     for problem in [f for f in findings if f.code in ("unknown-key", "renamed-key", "removed-key") and f.key]:
         run.take_out(problem)
-    text = tidy(dumps(doc)) + run.kept(target) if run.steps else config.text  # nothing to migrate: as it is
-    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out,
-                          variant=variant if target == CURRENT else None).findings
+    if table:
+        run.steps = [step.unnested(table) for step in run.steps]
+    text = unnest(tidy(dumps(doc)), table) + run.kept(target) if run.steps else config.text  # else: as it is
+    findings = check_data(tomllib.loads(text), text, Detection(target, "the migration target", kind=kind),
+                          installed, out, variant=pinned).findings
     backup = None
     if not dry_run:
         if out.exists():
@@ -156,6 +171,32 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
 
 
 _HEADER = re.compile(r"^\s*\[\[?[^\[\]]+\]\]?\s*(#.*)?$")
+_NAMED_HEADER = re.compile(r"^(\s*)(\[\[?)\s*([^\[\]]+?)\s*(\]\]?)(.*)$")
+_COMPONENT_TABLES = {Kind.ORCHESTRATOR: "orchestrator", Kind.TRAINER: "trainer", Kind.INFERENCE: "inference"}
+
+
+def nest(text: str, table: str) -> str:
+    """A component file's text as its table of a full config: `[x]` -> `[table.x]`."""
+    lines = [f"[{table}]"]
+    for line in text.splitlines():
+        header = _NAMED_HEADER.match(line) if _HEADER.match(line) else None
+        lines.append(f"{header[1]}{header[2]}{table}.{header[3]}{header[4]}{header[5]}" if header else line)
+    return "\n".join(lines) + "\n"
+
+
+def unnest(text: str, table: str | None) -> str:
+    """The inverse of `nest`: the component's own table headers again."""
+    if not table:
+        return text
+    lines = []
+    for line in text.splitlines():
+        header = _NAMED_HEADER.match(line) if _HEADER.match(line) else None
+        if header and header[3] == table:
+            continue
+        if header and header[3].startswith(table + "."):
+            line = f"{header[1]}{header[2]}{header[3][len(table) + 1:]}{header[4]}{header[5]}"
+        lines.append(line)
+    return tidy("\n".join(lines))
 
 
 def tidy(text: str) -> str:
@@ -535,7 +576,7 @@ def _main_requirements(run: _Run) -> None:
     for where, algo in algos:
         if isinstance(algo, dict):
             _one_endpoint(run, where, algo)
-    model = _plain(get_item(run.doc, ["model", "name"]))
+    model = _plain(get_item(run.doc, ["model", "name"]) or get_item(run.doc, ["orchestrator", "model", "name"]))
     if isinstance(model, str) and get_item(run.doc, ["orchestrator", "renderer"]) is None:
         why = (f"main picks the chat renderer from the model name (`auto`) and refuses a model its renderer map does "
                f"not know, as fine-tunes often are ({model})")
@@ -544,6 +585,11 @@ def _main_requirements(run: _Run) -> None:
             run.put("orchestrator.renderer.name", "prime-qwen3")
             run.record("orchestrator.renderer.name", why + "; prime-rl's own Qwen3 configs name `prime-qwen3`",
                        "orchestrator.renderer.name", None, "prime-qwen3")
+    for where in ("model.attn", "trainer.model.attn"):
+        if _plain(get_item(run.doc, split_key(where))) == "sdpa":
+            run.record(where, "main's trainer has no `sdpa` attention (only the flash attention kernels)",
+                       manual=True, before="sdpa",
+                       suggestion=f"set {where} = \"auto\" (flash attention 3 on Hopper, 4 on Blackwell) or remove it")
     vlm = get_item(run.doc, ["model", "vlm"]) or get_item(run.doc, ["trainer", "model", "vlm"])
     if vlm is not None and get_item(run.doc, ["trainer", "model", "impl"]) is None:
         run.put("trainer.model.impl", "custom")
@@ -555,6 +601,19 @@ def _main_requirements(run: _Run) -> None:
 # A Qwen3 text model published by someone other than Qwen (a fine-tune, absent from renderers'
 # map): prime-rl's own main configs name its renderer `prime-qwen3`.
 _QWEN3_FINE_TUNE = re.compile(r"^(?!qwen/)[^/]+/qwen3-(?!vl)", re.IGNORECASE)
+
+
+def _snake_case(run: _Run, table: Any, where: str) -> None:
+    """`micro-batch-size` -> `micro_batch_size`: older loaders took either, pydantic takes the field name."""
+    for key in list(table.keys()):
+        path = f"{where}.{key}" if where else key
+        if "-" in key and key.replace("-", "_") not in table:
+            rename_in_place(table, key, key.replace("-", "_"))
+            run.record(path, "prime-rl's fields are snake_case", path.replace("-", "_"), None, None)
+            key = key.replace("-", "_")
+        value = table[key]
+        if isinstance(value, Table):
+            _snake_case(run, value, f"{where}.{key}" if where else key)
 
 
 def _one_endpoint(run: _Run, where: str, table: Any) -> None:
