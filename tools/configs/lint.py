@@ -67,7 +67,8 @@ class CheckInput(BaseModel):
     prime_rl: Annotated[Path | None, Arg(metavar="PATH"), Field(
         description="A prime-rl checkout whose own config classes also validate the file "
                     "(default: RLPILOT_PRIME_RL or the checkout `stack` finds).")] = None
-    schema_ref: Annotated[str | None, Arg(flag="--schema", metavar="PATH|REF"), Field(
+    # Installing prime-rl-configs from git runs code from elsewhere: only a person asks for it.
+    schema_ref: Annotated[str | None, Arg(flag="--schema", metavar="PATH|REF", user_decision=True), Field(
         description="Validate with prime-rl-configs from this folder, or installed at a git ref of prime-rl.")] = None
 
 
