@@ -1,8 +1,11 @@
-"""Which dialect a config is written in, and which one the installed stack expects.
+"""What a config is (its kind) and which dialect it is written in, and what the stack expects.
 
-The dialect is read from the keys: each era has spellings no other era used (prime-rl.md section
-6, "Pin and detect the schema era"). The installed stack is the prime-rl checkout and the prime
-CLI that `rlpilot stack` finds.
+The kind is the one whose schema, in any era, knows the most of the file's keys (a tie goes to
+the kind its name says, else to a full rl config); a partial rl or sft file beside its base is
+an overlay, judged as the stack. The dialect is read from the keys: each era has spellings no
+other era used (prime-rl.md section 6, "Pin and detect the schema era"); where those tie, the
+era whose schema knows more of the keys wins. The installed stack is the prime-rl checkout and
+the prime CLI that `rlpilot stack` finds.
 """
 
 from __future__ import annotations
