@@ -9,8 +9,10 @@ from pathlib import Path
 
 from conftest import FIXTURES
 
-from tools.configs.detect import Installed
+from tools.configs.detect import Installed, detect_file
+from tools.configs.document import load
 from tools.configs.eras import Dialect
+from tools.configs.lint import CheckResult, check_data
 
 RLPILOT = Path(sys.executable).parent / "rlpilot"
 # What each fixture folder was valid for (fixtures/*/README.md).
@@ -49,3 +51,11 @@ def rlpilot(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 def codes(result) -> list[str]:
     return [f.code for f in result.findings]
+
+
+def check_config(path: Path, dialect: Dialect | str | None = None, installed: Installed = NOTHING,
+                 kind: str | None = None, target: str | None = None) -> CheckResult:
+    """What `config check` judges of a file (without upstream's schema pass), for a given stack."""
+    config = load(Path(path))
+    detection = detect_file(config.data, config.path, kind, dialect)
+    return check_data(config.data, config.text, detection, installed, config.path, target=target)

@@ -6,14 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from config_support import NOTHING, codes, era_of, fixture_files, rlpilot, write
+from config_support import NOTHING, check_config, codes, era_of, fixture_files, rlpilot, write
 
 from tools.catalog import by_name
 from tools.configs.detect import Installed, detect_file
 from tools.configs.dialects import INTENTS, key_for
 from tools.configs.document import read_text
 from tools.configs.eras import Dialect, Variant, variant_for_prime_rl
-from tools.configs.lint import check_config
 from tools.contract import Context, load
 from tools.errors import BadInput
 
@@ -44,8 +43,9 @@ def test_a_pinned_v080_checkout_makes_mains_spellings_renamed_keys(shared_fixtur
     pinned = Installed(prime_rl_version="0.8.0", prime_rl_path=str(checkout))
     main = shared_fixtures / "prime-rl/main-2026-08-21/examples/basic/wiki-search/rl.toml"
     result = check_config(main, installed=pinned)
+    # The per-source curriculum arrived on main too (prime-rl #3261): v0.8.0's schema has none.
     assert {f.key for f in result.errors if f.code == "renamed-key"} == {
-        "monitors", "orchestrator.concurrency", "inference.vllm"}
+        "monitors", "orchestrator.concurrency", "inference.vllm", "orchestrator.train.source[0].curriculum"}
     v080 = shared_fixtures / "prime-rl/v0.8.0/examples/basic/wiki-search/rl.toml"
     assert check_config(v080, installed=pinned).errors == []
 

@@ -7,11 +7,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from config_support import NOTHING, fixture_files, rlpilot, write
+from config_support import NOTHING, check_config, fixture_files, rlpilot, write
 
 from tools.configs.detect import Installed
 from tools.configs.eras import Dialect
-from tools.configs.lint import check_config
 from tools.configs.migrate import migrate
 from tools.errors import BadInput
 
@@ -63,13 +62,16 @@ def test_removed_keys_are_listed_never_dropped_silently(tmp_path: Path) -> None:
         [[orchestrator.env]]
         id = "gsm8k"
         """)
-    result = migrate(path, Dialect.CURRENT, workspace=tmp_path, installed=NOTHING)
+    result = migrate(path, Dialect.CURRENT, workspace=tmp_path, installed=NOTHING, in_place=True)
     manual = {step.key: step for step in result.manual}
     assert set(manual) == {"orchestrator.max_async_level", "orchestrator.workers_per_env", "orchestrator.buffer"}
     assert "max_off_policy_steps" in manual["orchestrator.max_async_level"].suggestion
     assert manual["orchestrator.buffer"].from_ == {"online_difficulty_filtering": True, "easy_threshold": 1.0}
-    text = path.read_text()
-    assert "max_async_level" not in text and "buffer" not in text
+    data, text = tomllib.loads(path.read_text()), path.read_text()
+    assert "max_async_level" not in data["orchestrator"] and "buffer" not in data["orchestrator"]
+    # Nothing is lost: each key the target has no place for stays, commented, with why and instead.
+    assert "# orchestrator.buffer = { online_difficulty_filtering = true, easy_threshold = 1.0 }" in text
+    assert "# orchestrator.max_async_level: " in text and "max_off_policy_steps" in text
     assert result.backup and Path(result.backup).read_text().startswith("[orchestrator]")
 
 
@@ -92,9 +94,9 @@ def test_comments_survive_a_round_trip(tmp_path: Path) -> None:
         [ckpt] # checkpoint at the end
         """)
     comments = [line.partition("#")[2].strip() for line in path.read_text().splitlines() if "#" in line]
-    migrate(path, Dialect.CURRENT, workspace=tmp_path, installed=NOTHING)
+    migrate(path, Dialect.CURRENT, workspace=tmp_path, installed=NOTHING, in_place=True)
     assert check_config(path, installed=NOTHING).errors == []
-    migrate(path, Dialect.CLASSIC, workspace=tmp_path, installed=NOTHING)
+    migrate(path, Dialect.CLASSIC, workspace=tmp_path, installed=NOTHING, in_place=True)
     back = path.read_text()
     assert check_config(path, installed=NOTHING).dialect == Dialect.CLASSIC
     for comment in comments:

@@ -6,10 +6,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from config_support import NOTHING, write
+from config_support import NOTHING, check_config, write
 from eval_support import write_traces
 
-from tools.configs.lint import check_config
 from tools.configs.tune import tune
 
 CURRENT = """
@@ -31,10 +30,10 @@ def _deltas(result) -> dict[str, object]:
 
 def test_presets_are_approached_at_most_doubling_each_knob(tmp_path: Path) -> None:
     path = write(tmp_path, CURRENT)
-    quick = tune(path, "quick", installed=NOTHING)
+    quick = tune(path, "quick", workspace=tmp_path, installed=NOTHING)
     assert _deltas(quick) == {"orchestrator.group_size": 8, "orchestrator.batch_size": 128}
     assert all(d.why for d in quick.deltas)
-    complex_ = tune(path, "complex", installed=NOTHING)
+    complex_ = tune(path, "complex", workspace=tmp_path, installed=NOTHING)
     assert _deltas(complex_) == {"orchestrator.group_size": 8, "orchestrator.batch_size": 128}
     assert "doubled" in complex_.deltas[0].why
     assert "unknown" in " ".join(complex_.notes)
@@ -43,13 +42,13 @@ def test_presets_are_approached_at_most_doubling_each_knob(tmp_path: Path) -> No
 def test_a_group_of_one_goes_to_the_preset_and_the_batch_stays_divisible(tmp_path: Path) -> None:
     path = write(tmp_path, CURRENT.replace("batch_size = 64", "batch_size = 100").replace("group_size = 4",
                                                                                             "group_size = 1"))
-    deltas = _deltas(tune(path, "complex", installed=NOTHING))
+    deltas = _deltas(tune(path, "complex", workspace=tmp_path, installed=NOTHING))
     assert deltas["orchestrator.group_size"] == 16
     assert deltas["orchestrator.batch_size"] % 16 == 0 and deltas["orchestrator.batch_size"] <= 200
 
 
 def test_binary_rewards_turn_on_filtering_in_each_dialects_keys(tmp_path: Path) -> None:
-    current = tune(write(tmp_path, CURRENT, "current.toml"), reward="binary", installed=NOTHING)
+    current = tune(write(tmp_path, CURRENT, "current.toml"), reward="binary", workspace=tmp_path, installed=NOTHING)
     assert _deltas(current)["orchestrator.train.source[0].curriculum"] == {
         "gates": {"zero_advantage": {"type": "advantage_range"}}}
     classic = write(tmp_path, """
@@ -60,7 +59,7 @@ def test_binary_rewards_turn_on_filtering_in_each_dialects_keys(tmp_path: Path) 
         [[orchestrator.env]]
         id = "gsm8k"
         """, "classic.toml")
-    deltas = _deltas(tune(classic, reward="binary", installed=NOTHING))
+    deltas = _deltas(tune(classic, reward="binary", workspace=tmp_path, installed=NOTHING))
     assert deltas == {"orchestrator.buffer.online_difficulty_filtering": True, "orchestrator.oversampling_factor": 2.0}
     transition = write(tmp_path, """
         [orchestrator]
@@ -69,7 +68,7 @@ def test_binary_rewards_turn_on_filtering_in_each_dialects_keys(tmp_path: Path) 
         [[orchestrator.train.env]]
         id = "gsm8k"
         """, "transition.toml")
-    assert _deltas(tune(transition, reward="binary", installed=NOTHING)) == {
+    assert _deltas(tune(transition, reward="binary", workspace=tmp_path, installed=NOTHING)) == {
         "orchestrator.pre_batch_filters": [{"type": "zero_advantage", "enforce": True}],
         "orchestrator.oversampling_factor": 2.0}
 
@@ -84,7 +83,7 @@ def test_continuous_rewards_warn_about_filtering_and_add_none(tmp_path: Path) ->
         [[orchestrator.env]]
         id = "gsm8k"
         """)
-    result = tune(path, reward="continuous", installed=NOTHING)
+    result = tune(path, reward="continuous", workspace=tmp_path, installed=NOTHING)
     assert result.deltas == []
     assert [(f.code, f.severity) for f in result.findings] == [("filtering-needs-binary-reward", "warning")]
 
@@ -92,7 +91,7 @@ def test_continuous_rewards_warn_about_filtering_and_add_none(tmp_path: Path) ->
 def test_concurrency_is_raised_to_hold_a_group(tmp_path: Path) -> None:
     path = write(tmp_path, CURRENT.replace("group_size = 4", "group_size = 16").replace(
         "batch_size = 64", "batch_size = 256") + "\n[orchestrator.concurrency]\nmax_inflight = 4\n")
-    assert _deltas(tune(path, installed=NOTHING)) == {"orchestrator.concurrency.max_inflight": 16}
+    assert _deltas(tune(path, workspace=tmp_path, installed=NOTHING)) == {"orchestrator.concurrency.max_inflight": 16}
 
 
 def test_thresholds_come_from_the_eval_run(tmp_path: Path) -> None:
@@ -106,11 +105,11 @@ def test_thresholds_come_from_the_eval_run(tmp_path: Path) -> None:
         [[orchestrator.env]]
         id = "gsm8k"
         """)
-    result = tune(classic, eval_path=run, installed=NOTHING)
+    result = tune(classic, eval_path=run, workspace=tmp_path, installed=NOTHING)
     assert result.reward == "binary"
     assert _deltas(result) == {"orchestrator.buffer.easy_threshold": 1.0, "orchestrator.oversampling_factor": 2.0}
     assert "60% all-pass" in next(d.why for d in result.deltas if d.key.endswith("easy_threshold"))
-    without = tune(classic, reward="binary", installed=NOTHING)
+    without = tune(classic, reward="binary", workspace=tmp_path, installed=NOTHING)
     assert "orchestrator.buffer.easy_threshold" not in _deltas(without)
 
 
@@ -121,8 +120,8 @@ def test_apply_writes_through_config_set_and_checks_clean(tmp_path: Path, reward
     assert result.applied and result.backup and "+group_size = 8" in result.diff
     data = tomllib.loads(path.read_text())
     assert data["orchestrator"]["group_size"] == 8 and data["orchestrator"]["batch_size"] == 128
-    assert check_config(path, installed=NOTHING).errors == []
-    assert tune(path, "quick", reward, installed=NOTHING).deltas == []
+    assert check_config(path).errors == []
+    assert tune(path, "quick", reward, workspace=tmp_path, installed=NOTHING).deltas == []
 
 
 def test_applied_filters_keep_every_line_of_the_file(shared_fixtures: Path, tmp_path: Path) -> None:
@@ -133,4 +132,4 @@ def test_applied_filters_keep_every_line_of_the_file(shared_fixtures: Path, tmp_
     remaining = iter(new.splitlines())
     assert all(any(line == candidate for candidate in remaining) for line in original.splitlines())
     assert tomllib.loads(new)["orchestrator"]["pre_batch_filters"] == [{"type": "zero_advantage", "enforce": True}]
-    assert check_config(path, installed=NOTHING).errors == []
+    assert check_config(path).errors == []

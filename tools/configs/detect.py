@@ -1,21 +1,34 @@
-"""Which dialect a config is written in, and which one the installed stack expects.
+"""What a config is (its kind) and which dialect it is written in, and what the stack expects.
 
-The dialect is read from the keys: each era has spellings no other era used (prime-rl.md section
-6, "Pin and detect the schema era"). The installed stack is the prime-rl checkout and the prime
-CLI that `rlpilot stack` finds.
+The kind is the one whose schema, in any era, knows the most of the file's keys (a tie goes to
+the kind its name says, else to a full rl config); a partial rl or sft file beside its base is
+an overlay, judged as the stack. The dialect is read from the keys: each era has spellings no
+other era used (prime-rl.md section 6, "Pin and detect the schema era"); where those tie, the
+era whose schema knows more of the keys wins. The installed stack is the prime-rl checkout and
+the prime CLI that `rlpilot stack` finds.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import shutil
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.configs import keytables
+from tools.configs.dialects import LAB_SECTIONS
 from tools.configs.document import is_table_array, lookup
-from tools.configs.eras import Dialect, Variant, dialect_for_prime_cli, dialect_for_prime_rl, variant_for_prime_rl
+from tools.configs.eras import (
+    Dialect,
+    Kind,
+    Variant,
+    dialect_for_prime_cli,
+    dialect_for_prime_rl,
+    variant_for_prime_rl,
+)
 
 # (dialect, weight, test, what it shows): a weight 3 sign belongs to one era only.
 _SIGNS: tuple[tuple[Dialect, int, str, str], ...] = (
@@ -46,6 +59,14 @@ _SIGNS: tuple[tuple[Dialect, int, str, str], ...] = (
 )
 # On a tie the newer era wins: a newer config keeps more of the older spellings than the reverse.
 _TIE_ORDER = [Dialect.CURRENT, Dialect.TRANSITION, Dialect.CLASSIC, Dialect.HOSTED_LAB]
+# File names that say the kind, for files whose keys several kinds accept (`max_steps = 5`).
+_NAMED = {"orch": Kind.ORCHESTRATOR, "orchestrator": Kind.ORCHESTRATOR, "infer": Kind.INFERENCE,
+          "inference": Kind.INFERENCE, "train": Kind.TRAINER, "trainer": Kind.TRAINER, "sft": Kind.SFT,
+          "eval": Kind.EVAL, "evals": Kind.EVAL, "synthesize": Kind.EVAL, "env_server": Kind.ENV_SERVER,
+          "env-server": Kind.ENV_SERVER, "env": Kind.ENV_SERVER}
+# A component kind's keys are a full rl config's keys under this table.
+_PREFIX = {Kind.ORCHESTRATOR: "orchestrator.", Kind.INFERENCE: "inference.", Kind.TRAINER: "trainer."}
+BASES = ("rl.toml", "sft.toml")
 
 
 @dataclass(frozen=True)
@@ -53,44 +74,168 @@ class Detection:
     dialect: Dialect
     evidence: str
     from_keys: bool = True
+    kind: Kind = Kind.RL
+    kind_evidence: str = "assumed a full rl config"
+    base: Path | None = None  # the config an overlay is stacked on
 
 
-def detect_dialect(data: dict[str, Any]) -> Detection:
+def misfit(data: dict[str, Any], kind: Kind, dialect: Dialect) -> int | None:
+    """How many keys of `data` the kind's schema in `dialect` does not know; None when that
+    dialect has no such kind (or no schema to hold it against)."""
+    if dialect == Dialect.HOSTED_LAB:
+        if kind != Kind.RL:
+            return None
+        return sum(1 for key, value in data.items() if key not in LAB_SECTIONS[""]) + sum(
+            1 for key in (data.get("sampling") or {}) if key not in LAB_SECTIONS["sampling"])
+    tables = keytables.root(kind, keytables.releases(dialect))
+    return None if tables is None else _unknown_count(tables, data, top=kind)
+
+
+def snake(key: str) -> str:
+    """prime-rl's config loader reads `micro-batch-size` as `micro_batch_size`."""
+    return key.replace("-", "_")
+
+
+def _unknown_count(tables: keytables.Tables, data: dict[str, Any], top: Kind | None = None) -> int:
+    if tables.open:
+        return 0
+    count = 0
+    known = tables.keys()
+    for key, value in data.items():
+        key = snake(key)
+        if key not in known:
+            count += 1
+            continue
+        child = tables.child(key)
+        if child is None:
+            continue
+        if top == Kind.RL and key == "model" and isinstance(value, str):
+            count += 1  # the lab-era `model = "..."` where prime-rl has a table
+        entries = [value] if isinstance(value, dict) else value if is_table_array(value) else []
+        if tables.is_map(key) and isinstance(value, dict):
+            entries = [v for v in value.values() if isinstance(v, dict)]
+        count += sum(_unknown_count(child, entry) for entry in entries)
+    return count
+
+
+def _sign_scores(data: dict[str, Any], kind: Kind) -> tuple[dict[Dialect, int], dict[Dialect, list[str]]]:
     scores = {dialect: 0 for dialect in Dialect}
     shown: dict[Dialect, list[str]] = {dialect: [] for dialect in Dialect}
     for dialect, weight, test, what in _SIGNS:
-        key, _, kind = test.partition(":")
+        key, _, shape = test.partition(":")
+        if kind in _PREFIX:
+            if not key.startswith(_PREFIX[kind]):
+                continue
+            key = key[len(_PREFIX[kind]):]
+        elif kind != Kind.RL:
+            continue
         value = lookup(data, key)
         present = {
             "str": isinstance(value, str),
             "array": is_table_array(value),
             "v1": is_table_array(value) and any("taskset" in entry or "harness" in entry for entry in value),
-        }.get(kind, value is not None)
+        }.get(shape, value is not None)
         if present:
             scores[dialect] += weight
             shown[dialect].append(what)
-    best = max(_TIE_ORDER, key=lambda d: scores[d])
-    if scores[best] == 0:
-        return Detection(Dialect.CURRENT, "no era-specific keys; assumed what `prime train` takes today", False)
-    return Detection(best, "detected from " + ", ".join(shown[best]))
+    return scores, shown
 
 
-def detect_file(data: dict[str, Any], path: Path) -> Detection:
-    """Like `detect_dialect`, but an overlay without era-specific keys (`uv run rl @ rl.toml @
-    slurm.toml`) takes the dialect of a config beside it."""
-    detection = detect_dialect(data)
-    if detection.from_keys:
-        return detection
-    for sibling in sorted(path.parent.glob("*.toml")):
-        if sibling.resolve() == path.resolve():
-            continue
-        try:
-            beside = detect_dialect(tomllib.loads(sibling.read_text()))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
-        if beside.from_keys:
-            return Detection(beside.dialect, f"no era-specific keys; took the dialect of {sibling.name} beside it")
-    return detection
+def detect_dialect(data: dict[str, Any], kind: Kind = Kind.RL) -> Detection:
+    """The dialect of a `kind` config: the era-specific spellings first, then (on a tie) the
+    era whose schema knows the most of its keys, then the newest."""
+    fits = {d: misfit(data, kind, d) for d in Dialect}
+    fits = {d: m for d, m in fits.items() if m is not None}
+    if kind == Kind.EVAL and fits.get(Dialect.CURRENT):
+        return Detection(Dialect.CLASSIC, "its keys do not fit main's eval schema, the only one prime-rl publishes: "
+                         "an older eval config, whose keys are not checked", False, kind)
+    if not fits:
+        return Detection(Dialect.CURRENT, f"no {kind} schema in any era; assumed what `prime train` takes today",
+                         False, kind)
+    scores, shown = _sign_scores(data, kind)
+    chosen = min((d for d in _TIE_ORDER if d in fits), key=lambda d: (-scores[d], fits[d]))
+    if scores[chosen]:
+        tied = [d for d in fits if scores[d] == scores[chosen]]
+        how = " (and its schema knows more of the keys)" if len(tied) > 1 and fits[chosen] < max(
+            fits[d] for d in tied) else ""
+        return Detection(chosen, "detected from " + ", ".join(shown[chosen]) + how, kind=kind)
+    if fits[chosen] < max(fits.values()):
+        return Detection(chosen, "the era whose schema knows all of its keys" if fits[chosen] == 0 else
+                         "the era whose schema knows the most of its keys", kind=kind)
+    return Detection(chosen, "no era-specific keys; assumed what `prime train` takes today", False, kind)
+
+
+def detect_kind(data: dict[str, Any], path: Path | None = None) -> tuple[Kind, str]:
+    """The kind whose schema (in any era) knows the most of the file's keys; a tie goes to the
+    kind the file name says, else to a full rl config."""
+    # `orch.toml`, and what `config migrate` writes beside it, `orch.prime-rl-current.toml`.
+    named = _NAMED.get(path.name.split(".")[0]) if path else None
+    if path and named is None and any(_NAMED.get(p.name) == Kind.EVAL for p in path.parents):
+        named = Kind.EVAL
+    if named == Kind.EVAL:
+        # Only main publishes an eval schema: before it, the name is all there is to go by.
+        return Kind.EVAL, "its name says it is an eval config"
+    fits: dict[Kind, int] = {}
+    for kind in Kind:
+        values = [m for d in Dialect if (m := misfit(data, kind, d)) is not None]
+        if values:
+            fits[kind] = min(values)
+    best = min(fits.values())
+    tied = [k for k in fits if fits[k] == best]
+    if named in tied:
+        return named, f"its keys fit a {named} config, as its name says"
+    if Kind.RL in tied:
+        return Kind.RL, "its keys fit a full rl config"
+    return tied[0], f"its keys fit a {tied[0]} config"
+
+
+def detect_file(data: dict[str, Any], path: Path, kind: Kind | str | None = None,
+                dialect: Dialect | str | None = None) -> Detection:
+    """The kind and dialect of a config file. An overlay (a partial rl or sft file beside its
+    base, `uv run rl @ rl.toml @ slurm.toml`) takes the dialect of the stack."""
+    if kind:
+        kind, kind_evidence = Kind(kind), "given"
+    else:
+        kind, kind_evidence = detect_kind(data, path)
+        if kind in (Kind.RL, Kind.SFT) and path.name not in BASES and "model" not in data and _base_of(path):
+            kind, kind_evidence = Kind.OVERLAY, f"a partial config beside {_base_of(path).name}"
+    base = _base_of(path) if kind == Kind.OVERLAY else None
+    judged = base_kind(base) if kind == Kind.OVERLAY else kind
+    stacked = stack(base, data) if base else data
+    if dialect:
+        found = Detection(Dialect(dialect), "given", kind=judged)
+    else:
+        found = detect_dialect(stacked, judged)
+        if base:
+            found = Detection(found.dialect, f"the stack {base.name} + {path.name}: {found.evidence}",
+                              found.from_keys, judged)
+    return Detection(found.dialect, found.evidence, found.from_keys, kind, kind_evidence, base)
+
+
+def _base_of(path: Path) -> Path | None:
+    return next((path.parent / name for name in BASES if (path.parent / name).is_file()
+                 and (path.parent / name).resolve() != path.resolve()), None)
+
+
+def base_kind(base: Path | None) -> Kind:
+    return Kind.SFT if base is not None and base.name == "sft.toml" else Kind.RL
+
+
+def stack(base: Path, overlay: dict[str, Any]) -> dict[str, Any]:
+    """What `uv run rl @ base @ overlay` reads: the overlay's tables merged into the base's."""
+    try:
+        below = tomllib.loads(base.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return overlay
+    return merge(below, overlay)
+
+
+def merge(below: dict[str, Any], above: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(below)
+    for key, value in above.items():
+        merged[key] = merge(below[key], value) if isinstance(value, dict) and isinstance(below.get(key), dict) \
+            else value
+    return merged
 
 
 @dataclass(frozen=True)
@@ -135,9 +280,28 @@ def _installed(workspace: str, prime_rl: str, path: str, venv: str, uv_env: str)
 
     environ = prime_environment(Path(workspace))
     checkout = find_prime_rl(None, Path(workspace), environ)
-    prime = cli_version("prime", ["--version"], environ)
+    prime = _installed_version("prime", environ)
+    if prime is None:
+        found = cli_version("prime", ["--version"], environ)
+        prime = found.version if found else None
     return Installed(
         prime_rl_version=checkout.version if checkout else None,
         prime_rl_path=checkout.path if checkout else None,
-        prime_cli_version=prime.version if prime else None,
+        prime_cli_version=prime,
     )
+
+
+def _installed_version(program: str, environ: dict[str, str]) -> str | None:
+    """A console script's version from the package metadata of the environment it lives in
+    (a venv or a `uv tool` environment): a config check must not wait for `prime --version`."""
+    found = shutil.which(program, path=environ.get("PATH"))
+    if found is None:
+        return None
+    prefix = Path(found).resolve().parent.parent
+    for metadata in sorted(prefix.glob(f"lib/python3*/site-packages/{program}-*.dist-info/METADATA")):
+        for line in metadata.read_text(errors="replace").splitlines():
+            if line.startswith("Version: "):
+                return line.removeprefix("Version: ").strip()
+            if not line.strip():
+                break
+    return None

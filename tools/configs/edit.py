@@ -1,7 +1,8 @@
 """`rlpilot config set` and `config restore`: edit a config without disturbing the rest of it.
 
-Python API: `set_keys(path, changes, reasons=None, dry_run=False, force=False, workspace=None,
-installed=None) -> SetResult`, and `restore(path, workspace=None) -> RestoreResult`.
+Python API (for the tools that write through it; `config_set`/`config_restore` are the entries):
+`set_keys(path, changes, reasons=None, dry_run=False, force=False, *, workspace, installed) ->
+SetResult`, and `restore(path, workspace) -> RestoreResult`.
 `write_config(path, old_text, new_text, workspace)` is the one way the config tools write a
 file: a backup of the previous version under rlpilot's state folder, then an atomic replace
 (temp file in the same folder, fsync, rename), so a crash leaves either the old file or the new
@@ -98,12 +99,11 @@ def config_restore(args: RestoreInput, ctx: Context) -> RestoreResult:
 
 
 def set_keys(path: Path, changes: dict[str, Any], reasons: dict[str, str] | None = None, dry_run: bool = False,
-             force: bool = False, workspace: Path | None = None, installed: Installed | None = None) -> SetResult:
+             force: bool = False, *, workspace: Path, installed: Installed) -> SetResult:
     """Set dotted keys to values; refuse an edit that adds an error finding unless `force`."""
     if not changes:
         raise BadInput("bad-argument", "no changes given", "write KEY=VALUE, e.g. orchestrator.batch_size=256")
     config = load(Path(path))
-    installed = installed or installed_stack(workspace or Path.cwd())
     detection = detect_file(config.data, config.path)
     before = check_data(config.data, config.text, detection, installed, config.path).findings
     doc = parse(config.text, config.path)
@@ -128,7 +128,7 @@ def set_keys(path: Path, changes: dict[str, Any], reasons: dict[str, str] | None
     diff = unified_diff(config.path, config.text, new_text)
     backup = None
     if diff and not dry_run:
-        backup = write_config(config.path, config.text, new_text, workspace or Path.cwd())
+        backup = write_config(config.path, config.text, new_text, workspace)
     return SetResult(path=str(config.path), dialect=detection.dialect, deltas=deltas, diff=diff,
                      written=bool(diff) and not dry_run, backup=str(backup) if backup else None, findings=after)
 
@@ -224,10 +224,9 @@ def backups_of(path: Path, workspace: Path) -> list[Path]:
     return sorted(folder.glob("*.toml")) if folder.is_dir() else []
 
 
-def restore(path: Path, workspace: Path | None = None) -> RestoreResult:
+def restore(path: Path, workspace: Path) -> RestoreResult:
     """Put back the version before the last rlpilot edit; each restore steps one edit further back."""
     path = Path(path)
-    workspace = workspace or Path.cwd()
     saved = backups_of(path, workspace)
     if not saved:
         raise ToolError("no-backup", f"{path}: rlpilot has no saved version of this file",

@@ -17,6 +17,19 @@ class Dialect(StrEnum):
     CURRENT = "prime-rl-current"  # v0.8 and main
 
 
+class Kind(StrEnum):
+    """Which prime-rl entrypoint a config is for (DESIGN.md, "Config kinds")."""
+
+    RL = "rl"  # the full `uv run rl` config (and every hosted-lab config)
+    TRAINER = "trainer"
+    ORCHESTRATOR = "orchestrator"
+    INFERENCE = "inference"
+    ENV_SERVER = "env-server"
+    SFT = "sft"
+    EVAL = "eval"
+    OVERLAY = "overlay"  # a partial file stacked on another (`uv run rl @ rl.toml @ slurm.toml`)
+
+
 class Variant(StrEnum):
     """Inside prime-rl-current, v0.8.0 (2026-08-06) and main (2026-08-15 on) spell some keys apart."""
 

@@ -1,41 +1,50 @@
-"""`rlpilot config check`: what is wrong with a training config, in the dialect it is written in.
+"""`rlpilot config check`: what is wrong with a training config, judged as what it is.
 
-Python API: `check_config(path, dialect=None, installed=None) -> CheckResult` reads and checks a
-file; `check_data(data, text, dialect, installed, path)` checks an already parsed config (the
-edit and migrate tools check what they are about to write). `installed` is what the stack
-expects (`tools.configs.detect.Installed`); None asks the workspace's prime-rl and prime CLI.
+A config is checked as its kind (DESIGN.md, "Config kinds": a full rl config, one component's
+file, SFT, eval, or an overlay stacked on its base) in its own era's dialect; `--kind` and
+`--dialect` override what is detected. Keys are held against prime-rl's own tables of that era
+(`tools.configs.keytables`); `CHANGES` says what an old key became. The rules are the
+playbook's (group and batch sizes, concurrency, async level, learning rate, sampling) and
+prime-rl's own validators (shared fields, GPU split, exclusive keys); facts in
+shared/research/prime-rl.md section 2.3 and rl-stability.md section 3.
 
-Codes and severities are DESIGN.md's config codes. The rules are the playbook's (group and batch
-sizes, concurrency, async level, learning rates) and prime-rl's own validators (shared fields,
-GPU split, exclusive keys); facts in shared/research/prime-rl.md section 2.3 and
-rl-stability.md section 3.
+A plain check never turns the era into an error (`dialect-outdated` is info); `--target
+hosted|local|slurm` makes what that target would reject an error. With a prime-rl checkout
+(`--prime-rl`, RLPILOT_PRIME_RL, or the one `stack` finds) or `--schema`, upstream's own
+classes also judge the file (`tools.configs.upstream`, code `schema-rejected`).
+
+`check_data(data, text, dialect, installed, path, kind=None, target=None)` checks an already
+parsed config (the edit and migrate tools check what they are about to write; `train launch`
+checks for its target).
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from tools.configs import dialects as schema
-from tools.configs.detect import Detection, Installed, detect_dialect, detect_file, installed_stack
-from tools.configs.dialects import CURRENT, LAB, TRANSITION, VARIANT_ONLY
+from tools.configs import keytables
+from tools.configs.detect import Detection, Installed, detect_dialect, detect_file, installed_stack, snake, stack
+from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, LAB_SECTIONS, TRANSITION
 from tools.configs.document import is_table_array, line_of, load, lookup
-from tools.configs.eras import Dialect, Variant
+from tools.configs.eras import Dialect, Kind, Variant
 from tools.configs.multinode import multinode_findings
+from tools.configs.view import ConfigView
 from tools.contract import Arg, Context, ToolResult
 from tools.findings import Finding, Severity, tally
 from tools.findings import render as render_finding
+from tools.workspace import rlpilot_home
 
 SEVERITY: dict[str, Severity] = {
     **dict.fromkeys(("batch-not-divisible", "group-size-one", "concurrency-too-low", "seq-len-mismatch",
                      "max-steps-mismatch", "model-mismatch", "gpu-split-exceeds-node", "unknown-key",
-                     "renamed-key", "removed-key", "conflicting-keys"), "error"),
+                     "renamed-key", "removed-key", "conflicting-keys", "schema-rejected"), "error"),
     **dict.fromkeys(("group-size-small", "batch-too-small", "async-level-implicit", "lr-out-of-range",
-                     "filtering-needs-binary-reward"), "warning"),
+                     "filtering-needs-binary-reward", "temperature-low"), "warning"),
     "dialect-outdated": "info",
 }
 
@@ -44,19 +53,35 @@ MIN_GROUP, MIN_BATCH = 8, 128
 # Usual learning rates (verifiers docs "RL rules of thumb", prime-rl and TRL examples): full
 # fine-tuning around 1e-6, LoRA about ten times higher.
 LR_RANGES = {"full fine-tuning": (1e-7, 1e-5), "LoRA": (1e-6, 1e-4)}
-PRIME_RL_DEFAULT_BATCH, LAB_DEFAULT_BATCH, LAB_DEFAULT_GROUP = 128, 128, 8
+# Algorithms that learn without a group baseline (prime-rl `configs/algorithm.py`: on-policy
+# distillation, self-distillation, RAE, SFT), so a group of one is right for them.
+GROUP_FREE_ALGOS = frozenset({"opd", "opsd", "rae", "sft"})
+Target = Literal["hosted", "local", "slurm"]
 
 
 class CheckInput(BaseModel):
     path: Annotated[Path, Arg(positional=True), Field(description="The training config (TOML).")]
     dialect: Annotated[Dialect | None, Field(description="The dialect to check against (default: detected).")] = None
+    kind: Annotated[Kind | None, Field(description="What the file is for (default: detected from its keys).")] = None
+    target: Annotated[Target | None, Field(description="Where it will run: what that target rejects becomes an "
+                                           "error (default: judge it in its era).")] = None
+    prime_rl: Annotated[Path | None, Arg(metavar="PATH"), Field(
+        description="A prime-rl checkout whose own config classes also validate the file "
+                    "(default: RLPILOT_PRIME_RL or the checkout `stack` finds).")] = None
+    # Installing prime-rl-configs from git runs code from elsewhere: only a person asks for it.
+    schema_ref: Annotated[str | None, Arg(flag="--schema", metavar="PATH|REF", user_decision=True), Field(
+        description="Validate with prime-rl-configs from this folder, or installed at a git ref of prime-rl.")] = None
 
 
 class CheckResult(ToolResult):
     path: str
     dialect: Dialect
+    kind: Kind
     detected: str = Field(description="How the dialect was chosen.")
+    kind_detected: str = Field("", description="How the kind was chosen.")
+    base: str | None = Field(None, description="The config an overlay was checked stacked on.")
     findings: list[Finding]
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def errors(self) -> list[Finding]:
@@ -66,51 +91,66 @@ class CheckResult(ToolResult):
         return 1 if self.errors else 0
 
     def render(self) -> str:
-        lines = [f"{self.path}: {self.dialect} ({self.detected})"]
+        on = f" on {self.base}" if self.base else ""
+        lines = [f"{self.path}: {self.kind}{on}, {self.dialect} ({self.detected})"]
         lines += [render_finding(f) for f in self.findings]
+        lines += [f"  note: {note}" for note in self.notes]
         lines.append(tally(self.findings))
         return "\n".join(lines)
 
 
 def config_check(args: CheckInput, ctx: Context) -> CheckResult:
-    return check_config(ctx.resolve(args.path), args.dialect, installed_stack(ctx.workspace))
+    from tools.configs.upstream import schema_findings
+
+    installed = installed_stack(ctx.workspace)
+    config = load(ctx.resolve(args.path))
+    detection = detect_file(config.data, config.path, args.kind, args.dialect)
+    result = check_data(config.data, config.text, detection, installed, config.path, target=args.target)
+    checkout = ctx.resolve(args.prime_rl) if args.prime_rl else None
+    schema_ref = args.schema_ref
+    if schema_ref and (ctx.workspace / schema_ref).exists():
+        schema_ref = str(ctx.resolve(schema_ref))  # a folder; anything else is a git ref
+    found, notes = schema_findings([config.path], detection, checkout or _checkout_of(installed), schema_ref,
+                                   rlpilot_home(ctx.workspace))
+    result.findings += found.get(str(config.path), [])
+    result.notes += notes
+    return result
 
 
-def check_config(path: Path, dialect: Dialect | str | None = None, installed: Installed | None = None) -> CheckResult:
-    config = load(Path(path))
-    detection = Detection(Dialect(dialect), "given") if dialect else detect_file(config.data, config.path)
-    return check_data(config.data, config.text, detection, installed or installed_stack(Path.cwd()), config.path)
+def _checkout_of(installed: Installed) -> Path | None:
+    return Path(installed.prime_rl_path) if installed.prime_rl_path else None
 
 
 def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detection | None, installed: Installed,
-               path: Path) -> CheckResult:
+               path: Path, kind: Kind | str | None = None, target: Target | None = None,
+               variant: Variant | None = None) -> CheckResult:
+    """`variant` pins the prime-rl-current spelling (the migration's target) over the checkout's."""
     if isinstance(dialect, Detection):
         detection = dialect
     else:
-        detection = Detection(Dialect(dialect), "given") if dialect else detect_dialect(data)
-    view = View(data, detection.dialect, installed.variant if detection.dialect == CURRENT else None)
-    findings = [*key_findings(view), *playbook_findings(view), *validator_findings(view),
-                *multinode_findings(data, detection.dialect), *outdated_findings(view, installed, path)]
+        judged = Kind(kind) if kind else Kind.RL
+        detection = Detection(Dialect(dialect), "given", kind=judged) if dialect else detect_dialect(data, judged)
+    judged = detection.kind
+    if detection.kind == Kind.OVERLAY:
+        judged = Kind.SFT if detection.base and detection.base.name == "sft.toml" else Kind.RL
+    stacked = stack(detection.base, data) if detection.base else data
+    variant = (variant or installed.variant) if detection.dialect == CURRENT else None
+    view = ConfigView(stacked, detection.dialect, variant, judged, path)
+    findings = [*key_findings(view), *playbook_findings(view, overlay=detection.kind == Kind.OVERLAY),
+                *validator_findings(view), *outdated_findings(view, installed, path, target),
+                *(multinode_findings(stacked, detection.dialect) if judged == Kind.RL else [])]
+    if detection.base:
+        # The base's own problems are the base's: report what this file sets or changes.
+        findings = [f for f in findings if f.key is None or _sets(data, f.key)]
     for finding in findings:
         finding.line = line_of(text, finding.key) if finding.key else None
-    return CheckResult(path=str(path), dialect=detection.dialect, detected=detection.evidence, findings=findings)
+    return CheckResult(path=str(path), dialect=detection.dialect, kind=detection.kind, detected=detection.evidence,
+                       kind_detected=detection.kind_evidence, base=str(detection.base) if detection.base else None,
+                       findings=findings)
 
 
-@dataclass
-class View:
-    data: dict[str, Any]
-    dialect: Dialect
-    variant: Variant | None  # the prime-rl-current spelling a checkout pins
-
-    def get(self, key: str | None, default: Any = None) -> Any:
-        return lookup(self.data, key, default) if key else default
-
-    def key(self, intent: str) -> str | None:
-        return schema.key_for(self.dialect, intent)
-
-    @property
-    def prime_rl(self) -> bool:
-        return self.dialect != LAB
+def _sets(data: dict[str, Any], shown: str) -> bool:
+    return lookup(data, shown.split("[")[0]) is not None
 
 
 def finding(code: str, key: str | None, message: str, fix: str = "") -> Finding:
@@ -119,48 +159,103 @@ def finding(code: str, key: str | None, message: str, fix: str = "") -> Finding:
 
 # --- keys -------------------------------------------------------------------------------------
 
+# Where a component kind's keys sit in a full rl config, which `CHANGES` is written against.
+_RL_PREFIX = {Kind.ORCHESTRATOR: "orchestrator.", Kind.TRAINER: "trainer.", Kind.INFERENCE: "inference."}
 
-def key_findings(view: View) -> list[Finding]:
+
+class _LabTables:
+    """The lab-era tables (no prime-rl schema): closed where `LAB_SECTIONS` lists them."""
+
+    def __init__(self, path: str = ""):
+        self.path = path
+        self.open = path not in LAB_SECTIONS
+
+    def keys(self) -> frozenset[str]:
+        return LAB_SECTIONS.get(self.path, frozenset())
+
+    def child(self, key: str) -> _LabTables:
+        return _LabTables(f"{self.path}.{key}" if self.path else key)
+
+    def is_map(self, key: str) -> bool:
+        return False
+
+
+def key_findings(view: ConfigView) -> list[Finding]:
+    if view.dialect == LAB:
+        tables: Any = _LabTables()
+        other = None
+    else:
+        tables = keytables.root(view.kind, keytables.releases(view.dialect, view.variant))
+        if tables is None:
+            return []  # no schema of this kind in this era to hold it against
+        other = None
+        if view.variant:
+            pinned = keytables.VARIANT_RELEASE[view.variant]
+            other = keytables.root(view.kind, tuple(r for r in keytables.RELEASES[CURRENT] if r != pinned))
     found: list[Finding] = []
-    _walk_keys(view, view.data, "", "", found)
+    _walk_keys(view, tables, other, view.data, "", "", found)
     return found
 
 
-def _walk_keys(view: View, table: dict[str, Any], path: str, display: str, found: list[Finding]) -> None:
-    known = schema.SECTIONS[view.dialect].get(path)
-    for key, value in table.items():
+def _walk_keys(view: ConfigView, tables: Any, other: Any, table: dict[str, Any], path: str, display: str,
+               found: list[Finding]) -> None:
+    if tables is None or tables.open:
+        return
+    known = tables.keys()
+    if not path and view.dialect == CURRENT and view.kind == Kind.RL:
+        known = known | schema.PRIME_TRAIN_KEYS
+    for written, value in table.items():
+        key = snake(written)
         child = f"{path}.{key}" if path else key
-        shown = f"{display}.{key}" if display else key
-        checked = child
+        shown = f"{display}.{written}" if display else written
         # A lab-era `model = "..."` string is the one old spelling whose key name survived.
-        misshapen = child == "model" and isinstance(value, str) and view.prime_rl
-        if known is not None and (key not in known or misshapen):
-            problem = _unknown(view, child, shown, known)
-            found.append(problem)
-            if problem.code != "renamed-key":
-                continue
-            checked = _renamed_to(view, child) or child
-        elif view.variant and VARIANT_ONLY.get(child) not in (None, view.variant):
-            found.append(_wrong_variant(view, child, shown))
+        misshapen = child == "model" and isinstance(value, str) and view.prime_rl and view.kind == Kind.RL
+        if key not in known or misshapen:
+            other_knows = other is not None and not other.open and key in other.keys()
+            problem = _wrong_variant(view, child, shown) if other_knows and not misshapen else \
+                _unknown(view, child, shown, known)
+            if problem:
+                found.append(problem)
+            renamed = _renamed_to(view, child) if problem and problem.code == "renamed-key" else None
+            if renamed and isinstance(value, dict) and view.dialect != LAB:
+                # Check what the old table holds as its new name's table (its keys may have moved too).
+                below = keytables.table_at(view.kind, keytables.releases(view.dialect, view.variant), renamed)
+                _walk_keys(view, below, None, value, renamed, shown, found)
             continue
-        if isinstance(value, dict):
-            _walk_keys(view, value, checked, shown, found)
+        below = tables.child(key)
+        beside = other.child(key) if other is not None and not other.open and key in other.keys() else None
+        if isinstance(value, dict) and tables.is_map(key):
+            for name, entry in value.items():
+                if isinstance(entry, dict):
+                    _walk_keys(view, below, beside, entry, f"{child}.{name}", f"{shown}.{name}", found)
+        elif isinstance(value, dict):
+            _walk_keys(view, below, beside, value, child, shown, found)
         elif is_table_array(value):
             for index, entry in enumerate(value):
-                _walk_keys(view, entry, checked + "[]", f"{shown}[{index}]", found)
+                _walk_keys(view, below, beside, entry, child + "[]", f"{shown}[{index}]", found)
 
 
-def _applies(change: schema.Change, view: View) -> bool:
+def _rl_path(view: ConfigView, path: str) -> str:
+    return _RL_PREFIX.get(view.kind, "") + path
+
+
+def _applies(change: schema.KeyChange, view: ConfigView) -> bool:
     if change.variant:
         return view.dialect == CURRENT and view.variant == Variant.MAIN
     if change.origin == LAB:
-        return view.dialect == CURRENT
+        return view.dialect == CURRENT and view.kind == Kind.RL
     return view.prime_rl and schema.RANK[change.origin] < schema.RANK[view.dialect]
 
 
-def _renamed_to(view: View, old: str) -> str | None:
-    """`old`'s name in the view's dialect, following every later rename; None once it was removed."""
-    change = next((c for c in schema.CHANGES if c.old == old and _applies(c, view)), None)
+def _change_of(view: ConfigView, path: str) -> schema.KeyChange | None:
+    rl_path = _rl_path(view, path)
+    return next((c for c in schema.CHANGES if c.old == rl_path and _applies(c, view)), None)
+
+
+def _renamed_to(view: ConfigView, old: str) -> str | None:
+    """`old`'s name in the view's dialect (in the file's own terms), following every later
+    rename; None once it was removed."""
+    change = _change_of(view, old)
     if change is None or change.new is None:
         return None
     name = change.new
@@ -174,11 +269,14 @@ def _renamed_to(view: View, old: str) -> str | None:
         if later.new is None:
             return None
         name = later.new + name[len(later.old):]
-    return name
+    prefix = _RL_PREFIX.get(view.kind, "")
+    return name[len(prefix):] if prefix and name.startswith(prefix) else name
 
 
-def _unknown(view: View, path: str, shown: str, known: frozenset[str]) -> Finding:
-    change = next((c for c in schema.CHANGES if c.old == path and _applies(c, view)), None)
+def _unknown(view: ConfigView, path: str, shown: str, known: frozenset[str]) -> Finding | None:
+    change = _change_of(view, path)
+    if change and change.alias and change.target == view.dialect:
+        return None  # an old name this era still accepted
     if change:
         new = _renamed_to(view, path)
         if new:
@@ -189,19 +287,20 @@ def _unknown(view: View, path: str, shown: str, known: frozenset[str]) -> Findin
     leaf = path.rsplit(".", 1)[-1]
     close = difflib.get_close_matches(leaf, sorted(known), n=1, cutoff=0.6)
     section = path.rsplit(".", 1)[0] if "." in path else "the top level"
+    what = f"{view.kind} config" if view.kind != Kind.RL else "config"
     if close:
-        return finding("unknown-key", shown, f"{shown} is not a key of {section} in {view.dialect}; "
+        return finding("unknown-key", shown, f"{shown} is not a key of {section} of a {view.dialect} {what}; "
                        f"did you mean `{close[0]}`?", f"rename it to {close[0]}, or remove it")
-    return finding("unknown-key", shown, f"{shown} is not a key of {section} in {view.dialect}",
-                   "remove it, or check the dialect with --dialect")
+    return finding("unknown-key", shown, f"{shown} is not a key of {section} of a {view.dialect} {what}",
+                   "remove it, or check the dialect and kind with --dialect / --kind")
 
 
-def _wrong_variant(view: View, path: str, shown: str) -> Finding:
-    pinned = view.variant
-    if pinned == Variant.MAIN:
+def _wrong_variant(view: ConfigView, path: str, shown: str) -> Finding | None:
+    if view.variant == Variant.MAIN:
         return _unknown(view, path, shown, frozenset())
+    rl_path = _rl_path(view, path)
     older = sorted({c.old for c in schema.CHANGES if c.variant and c.new and
-                    (c.new == path or c.new.startswith(path + "."))})
+                    (c.new == rl_path or c.new.startswith(rl_path + "."))})
     spelled = " or ".join(f"`{o}`" for o in older) if older else "nothing"
     return finding("renamed-key", shown, f"{shown} is main's spelling; the pinned prime-rl v0.8.0 spells it "
                    f"{spelled}", f"use {spelled} with this checkout, or update the checkout")
@@ -210,42 +309,53 @@ def _wrong_variant(view: View, path: str, shown: str) -> Finding:
 # --- the playbook ---------------------------------------------------------------------------
 
 
-def group_sizes(view: View) -> tuple[str | None, list[int]]:
+def group_sizes(view: ConfigView) -> tuple[str | None, list[int]]:
     """The group size key and the group sizes in force (several when set per environment)."""
-    key = view.key("group_size")
+    key = view.key_for("group_size")
     value = view.get(key)
-    if value is None and view.dialect == TRANSITION and view.get("orchestrator.rollouts_per_example") is not None:
-        key, value = "orchestrator.rollouts_per_example", view.get("orchestrator.rollouts_per_example")
+    # An older spelling (transition's alias, or a classic key checked as a newer era) still says it.
+    older = [view.spell(c.old) for c in schema.CHANGES if c.new and view.spell(c.new) == key and view.spell(c.old)]
+    spelled = next((old for old in older if view.get(old) is not None), None)
+    if value is None and spelled:
+        key, value = spelled, view.get(spelled)
     if value is not None:
         return key, [value]
-    entries = view.get("orchestrator.train.source" if view.dialect == CURRENT else "orchestrator.train.env") or []
+    entries = view.get(view.spell("orchestrator.train.source" if view.dialect == CURRENT else
+                                  "orchestrator.train.env")) or []
     per_env = [e.get("group_size") for e in entries if isinstance(e, dict)]
     if per_env and all(isinstance(g, int) for g in per_env):
         return key, per_env
-    return key, [LAB_DEFAULT_GROUP] if view.dialect == LAB else []
+    return key, [DEFAULTS[LAB]["group_size"]] if view.dialect == LAB else []
 
 
-def batch_size(view: View) -> tuple[str | None, int | None]:
-    key = view.key("batch_size")
+def batch_size(view: ConfigView) -> tuple[str | None, int | None]:
+    key = view.key_for("batch_size")
     value = view.get(key)
-    if value is None and view.prime_rl and view.get("orchestrator.token_batch_size") is None:
-        value = PRIME_RL_DEFAULT_BATCH
-    elif value is None and view.dialect == LAB:
-        value = LAB_DEFAULT_BATCH
+    if value is None and (not view.prime_rl or view.get(view.spell("orchestrator.token_batch_size")) is None):
+        value = DEFAULTS[view.dialect]["batch_size"]
     return key, value
 
 
-def playbook_findings(view: View) -> list[Finding]:
-    if view.prime_rl and "orchestrator" not in view.data:
-        return []  # an overlay (`uv run rl @ rl.toml @ this.toml`) that leaves the orchestrator alone
+def group_free(view: ConfigView) -> str | None:
+    """The algorithm, when it learns without a group baseline (a group of one is right)."""
+    algo = view.get(view.spell("orchestrator.algo.type"))
+    return algo if algo in GROUP_FREE_ALGOS else None
+
+
+def playbook_findings(view: ConfigView, overlay: bool = False) -> list[Finding]:
+    if not view.has_orchestrator:
+        return lr_findings(view)
+    if overlay and view.get("orchestrator") is None:
+        return []  # an overlay that leaves the orchestrator to its base
     found: list[Finding] = []
     group_key, groups = group_sizes(view)
     batch_key, batch = batch_size(view)
-    if not groups:
+    algo = group_free(view)
+    if not groups and not algo:
         found.append(finding("group-size-small", group_key, f"{group_key} is not set: prime-rl then samples one "
                              "rollout per example, so every advantage is zero",
                              f"set {group_key} = 8 for a quick test, 16 for complex long-horizon tasks"))
-    for group in groups:
+    for group in groups if not algo else []:
         if group == 1:
             found.append(finding("group-size-one", group_key, f"{group_key} = 1: a group of one rollout has no "
                                  "baseline, so every advantage is zero and nothing is learned",
@@ -254,24 +364,43 @@ def playbook_findings(view: View) -> list[Finding]:
             found.append(finding("group-size-small", group_key, f"{group_key} = {group}: small groups often "
                                  "have no reward spread (all pass or all fail)",
                                  f"use {MIN_GROUP} for quick tests, 16 for complex long-horizon tasks"))
-    if batch is not None:
-        for group in sorted(set(groups)):
+    if batch is not None and view.get(batch_key) is not None or view.kind == Kind.RL or not view.prime_rl:
+        for group in sorted(set(groups)) if batch is not None else []:
             if group > 0 and batch % group:
                 lower, upper = batch // group * group, (batch // group + 1) * group
                 found.append(finding("batch-not-divisible", batch_key, f"{batch_key} = {batch} is not divisible by "
                                      f"the group size {group}: the batch counts rollout samples, whole groups of "
                                      f"{group}", f"set {batch_key} = {upper}" + (f" or {lower}" if lower else "")))
-        if batch < MIN_BATCH:
+        if batch is not None and batch < MIN_BATCH:
             found.append(finding("batch-too-small", batch_key, f"{batch_key} = {batch} samples per step is below the "
                                  f"playbook's {MIN_BATCH} for quick tests (512 for complex tasks)",
                                  f"raise {batch_key} to {MIN_BATCH} or more"))
     found += concurrency_findings(view, max(groups, default=1))
-    levels = ("orchestrator.max_async_level", "max_async_level", "trainer.max_async_level")
-    if view.dialect == Dialect.CLASSIC and all(view.get(key) is None for key in levels):
+    levels = [view.spell(key) for key in ("orchestrator.max_async_level", "max_async_level", "trainer.max_async_level")]
+    if view.dialect == CLASSIC and view.kind == Kind.RL and all(view.get(key) is None for key in levels):
         found.append(finding("async-level-implicit", "orchestrator.max_async_level", "orchestrator.max_async_level "
                              "is not set: the run takes the default (1), which decides how stale rollouts may be",
                              "set orchestrator.max_async_level explicitly (1 is required with NCCL broadcast)"))
+    found += sampling_findings(view)
     found += lr_findings(view)
+    return found
+
+
+def sampling_findings(view: ConfigView) -> list[Finding]:
+    """Completions longer than the context, and a training temperature below 1."""
+    found = []
+    tokens_key = view.key_for("max_tokens")
+    tokens, seq_len = view.get(tokens_key), view.value_of("seq_len") if view.prime_rl else None
+    if isinstance(tokens, int) and isinstance(seq_len, int) and tokens > seq_len:
+        found.append(finding("seq-len-mismatch", tokens_key, f"{tokens_key} = {tokens} is above seq_len ({seq_len}): "
+                             "a completion that long cannot fit the sample the trainer takes",
+                             f"lower {tokens_key} below {seq_len}, or raise seq_len"))
+    temperature_key = view.key_for("temperature")
+    temperature = view.get(temperature_key)
+    if isinstance(temperature, int | float) and not isinstance(temperature, bool) and temperature < 1:
+        found.append(finding("temperature-low", temperature_key, f"{temperature_key} = {temperature:g}: sampling "
+                             "below 1 during RL sharpens the policy and collapses entropy",
+                             f"train at {temperature_key} = 1.0; lower it only for evals"))
     return found
 
 
@@ -286,15 +415,20 @@ CONCURRENCY_LIMITS = {
 }
 
 
-def concurrency_needed(view: View, key: str, group: int) -> int:
-    workers = view.get("orchestrator.workers_per_env", 1) if key == "orchestrator.max_concurrent" else 1
+def concurrency_needed(view: ConfigView, key: str, group: int) -> int:
+    workers = view.get(view.spell("orchestrator.workers_per_env"), 1) if key == view.spell(
+        "orchestrator.max_concurrent") else 1
     return group * workers
 
 
-def concurrency_findings(view: View, group: int) -> list[Finding]:
-    workers = view.get("orchestrator.workers_per_env", 1)
+def concurrency_limits(view: ConfigView) -> list[str]:
+    return [key for key in map(view.spell, CONCURRENCY_LIMITS[view.dialect]) if key]
+
+
+def concurrency_findings(view: ConfigView, group: int) -> list[Finding]:
+    workers = view.get(view.spell("orchestrator.workers_per_env"), 1)
     found = []
-    for key in CONCURRENCY_LIMITS[view.dialect]:
+    for key in concurrency_limits(view):
         value = view.get(key)
         needed = concurrency_needed(view, key, group)
         if isinstance(value, int) and value < needed:
@@ -304,8 +438,8 @@ def concurrency_findings(view: View, group: int) -> list[Finding]:
     return found
 
 
-def lr_findings(view: View) -> list[Finding]:
-    key = view.key("learning_rate")
+def lr_findings(view: ConfigView) -> list[Finding]:
+    key = view.key_for("learning_rate")
     lr = view.get(key)
     if not isinstance(lr, int | float):
         return []
@@ -337,12 +471,11 @@ EXCLUSIVE = {
 _EXCLUSIVE_FLAGS = [("trainer.model.fsdp_cpu_offload", "trainer.model.optim_cpu_offload")]
 
 
-def validator_findings(view: View) -> list[Finding]:
+def validator_findings(view: ConfigView) -> list[Finding]:
+    pairs = [(view.spell(a), view.spell(b)) for a, b in EXCLUSIVE[view.dialect] + _EXCLUSIVE_FLAGS]
     found = [finding("conflicting-keys", b, f"{a} and {b} are both set; only one of them may be", f"remove {b} or {a}")
-             for a, b in EXCLUSIVE[view.dialect] if view.get(a) is not None and view.get(b) is not None]
-    found += [finding("conflicting-keys", b, f"{a} and {b} are both on; prime-rl allows only one", f"turn off {b}")
-              for a, b in _EXCLUSIVE_FLAGS if view.get(a) is True and view.get(b) is True]
-    if not view.prime_rl:
+             for a, b in pairs if a and b and view.get(a) not in (None, False) and view.get(b) not in (None, False)]
+    if not view.prime_rl or view.kind != Kind.RL:
         return found
     conflicted = set()
     if view.dialect in (TRANSITION, CURRENT):
@@ -369,7 +502,7 @@ def validator_findings(view: View) -> list[Finding]:
     return found
 
 
-def _model_findings(view: View, effective: dict[str, Any], conflicted: set[str]) -> list[Finding]:
+def _model_findings(view: ConfigView, effective: dict[str, Any], conflicted: set[str]) -> list[Finding]:
     """rl.py `validate_shared_model_name`: inference serves what the orchestrator asks for, and
     without an inference model the trainer must train that same model (a trainer may train the
     BF16 weights of an FP8 model that inference serves)."""
@@ -384,7 +517,7 @@ def _model_findings(view: View, effective: dict[str, Any], conflicted: set[str])
                     "set the model once, as [model] name, and remove the per-component names")]
 
 
-def _gpu_findings(view: View) -> list[Finding]:
+def _gpu_findings(view: ConfigView) -> list[Finding]:
     deployment = view.get("deployment")
     if not isinstance(deployment, dict) or deployment.get("type", "single_node") != "single_node":
         return []
@@ -397,14 +530,28 @@ def _gpu_findings(view: View) -> list[Finding]:
                     "deployment.type = \"multi_node\"")]
 
 
-def outdated_findings(view: View, installed: Installed, path: Path) -> list[Finding]:
+def outdated_findings(view: ConfigView, installed: Installed, path: Path, target: Target | None = None
+                      ) -> list[Finding]:
+    """The era against what the stack expects: info in a plain check; with a target, what
+    that target would refuse is an error."""
+    expectations = installed.expectations()
+    if target == "hosted":
+        cli = installed.prime_cli_version
+        expectations = [(CURRENT, f"Hosted Training (`prime train`{f', prime {cli}' if cli else ''})")]
+    elif target:
+        found = [(d, s) for d, s in expectations if d != LAB]
+        expectations = found or [(CURRENT, f"a {target} prime-rl run (no checkout found: assumed prime-rl main)")]
     found = []
-    for expected, source in installed.expectations():
+    for expected, source in expectations:
         if view.dialect == LAB:
             newer = expected == CURRENT
         else:
             newer = expected != LAB and schema.RANK[expected] > schema.RANK[view.dialect]
         if newer:
-            found.append(finding("dialect-outdated", None, f"this config is {view.dialect}, but {source} expects "
-                                 f"{expected}", f"rlpilot config migrate {path} --to {expected}"))
+            problem = finding("dialect-outdated", None, f"this config is {view.dialect}, but {source} expects "
+                              f"{expected}", f"rlpilot config migrate {path} --to {expected}")
+            if target:
+                problem.severity = "error"
+                problem.message += f"; a {target} run refuses it"
+            found.append(problem)
     return found

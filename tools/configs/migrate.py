@@ -1,7 +1,7 @@
 """`rlpilot config migrate`: rewrite a config for another dialect, showing every change.
 
-Python API: `migrate(path, to, output=None, dry_run=False, workspace=None, installed=None) ->
-MigrateResult`.
+Python API (`config_migrate` is the entry): `migrate(path, to, output=None, dry_run=False, *,
+workspace, installed, in_place=False) -> MigrateResult`.
 
 Each era boundary applies the `CHANGES` of `tools.configs.dialects` in order: renames and moves
 keep the item (so its comment and the comments inside a moved table survive), structural
@@ -14,6 +14,7 @@ main's spellings, unless a prime-rl v0.8.0 checkout pins the older ones.
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,8 +25,9 @@ from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
 from tools.configs import dialects as schema
+from tools.configs import keytables
 from tools.configs.detect import Detection, Installed, detect_file, installed_stack
-from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, Change
+from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, TRANSITION, KeyChange
 from tools.configs.document import (
     container_of,
     delete_item,
@@ -38,7 +40,7 @@ from tools.configs.document import (
     split_key,
 )
 from tools.configs.edit import atomic_write, unified_diff, write_config
-from tools.configs.eras import Dialect, Variant
+from tools.configs.eras import Dialect, Kind, Variant
 from tools.configs.lint import check_data
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
@@ -51,7 +53,8 @@ class MigrateInput(BaseModel):
     path: Annotated[Path, Arg(positional=True), Field(description="The training config (TOML).")]
     to: Annotated[Dialect, Field(description="The dialect to write.")]
     output: Annotated[Path | None, Arg(short="-o", metavar="OUT"), Field(
-        description="Where to write the result (default: the file itself, after a backup).")] = None
+        description="Where to write the result (default: NAME.DIALECT.toml beside the input).")] = None
+    in_place: Annotated[bool, Field(description="Rewrite the file itself (after a backup).")] = False
     dry_run: Annotated[bool, Field(description="Show the result without writing it.")] = False
 
 
@@ -68,6 +71,12 @@ class Step(BaseModel):
 
     model_config = {"validate_by_name": True, "validate_by_alias": True, "serialize_by_alias": True}
 
+    def unnested(self, table: str) -> Step:
+        """This step in the terms of a component file (without its table's prefix)."""
+        def local(key: str | None) -> str | None:
+            return key[len(table) + 1:] if key and key.startswith(table + ".") else key
+        return self.model_copy(update={"key": local(self.key) or self.key, "new_key": local(self.new_key)})
+
 
 class MigrateResult(ToolResult):
     path: str
@@ -75,7 +84,8 @@ class MigrateResult(ToolResult):
     source: Dialect
     to: Dialect
     changes: list[Step]
-    manual: list[Step] = Field(description="Keys taken out because the target has no exact successor.")
+    manual: list[Step] = Field(description="Keys the target has no exact successor for: kept in the output as "
+                                           "commented lines, with the reason and what to use instead.")
     deltas: list[Delta] = Field(description="`changes` in the shared delta shape, keyed by the new names.")
     findings: list[Finding] = Field(description="What `config check` says about the output in the target dialect.")
     diff: str
@@ -87,7 +97,7 @@ class MigrateResult(ToolResult):
         lines += [f"  {s.key}" + (f" -> {s.new_key}" if s.new_key and s.new_key != s.key else "") + f": {s.why}"
                   for s in self.changes]
         if self.manual:
-            lines.append("taken out, for you to redo:")
+            lines.append("kept as comments, for you to redo:")
             lines += [f"  {s.key}: {s.why}" + (f"\n      instead: {s.suggestion}" if s.suggestion else "")
                       for s in self.manual]
         lines += [render_finding(f) for f in self.findings]
@@ -98,19 +108,29 @@ class MigrateResult(ToolResult):
 
 def config_migrate(args: MigrateInput, ctx: Context) -> MigrateResult:
     output = ctx.resolve(args.output) if args.output else None
-    return migrate(ctx.resolve(args.path), args.to, output, args.dry_run, ctx.workspace,
-                   installed_stack(ctx.workspace))
+    return migrate(ctx.resolve(args.path), args.to, output, args.dry_run, workspace=ctx.workspace,
+                   installed=installed_stack(ctx.workspace), in_place=args.in_place)
+
+
+def beside(path: Path, to: Dialect) -> Path:
+    """Where a migration goes by default: `rl.toml` -> `rl.prime-rl-current.toml`."""
+    return path.with_name(f"{path.stem}.{to}.toml")
 
 
 def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: bool = False,
-            workspace: Path | None = None, installed: Installed | None = None) -> MigrateResult:
+            *, workspace: Path, installed: Installed, in_place: bool = False) -> MigrateResult:
     config = load(Path(path))
     target = Dialect(to)
-    installed = installed or installed_stack(workspace or Path.cwd())
-    source = detect_file(config.data, config.path).dialect
+    detection = detect_file(config.data, config.path)
+    source, kind = detection.dialect, detection.kind
+    # A component file is migrated as its table of a full config, and stays a component file.
+    table = _COMPONENT_TABLES.get(kind)
     variant = installed.variant or Variant.MAIN
-    doc = parse(config.text, config.path)
+    doc = parse(nest(config.text, table) if table else config.text, config.path)
     run = _Run(doc, variant)
+    for alias in [c for c in schema.CHANGES if c.alias and c.target == source]:
+        run.apply(alias)  # old names this era still took: renamed, never dropped
+    _snake_case(run, doc, "")
     if source == CURRENT and (target != CURRENT or variant == Variant.V080):
         for change in reversed(_changes(CURRENT, CURRENT)):  # the older eras spell it the v0.8.0 way
             run.invert(change)
@@ -121,18 +141,25 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     if target == CURRENT and variant == Variant.MAIN:
         for change in _changes(CURRENT, CURRENT):
             run.apply(change)
-    out = Path(output) if output else config.path
+        _main_requirements(run)
+    out = Path(output) if output else config.path if in_place else beside(config.path, target)
     text = tidy(dumps(doc))
-    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out).findings
+    judged = Kind.RL if table else kind
+    pinned = variant if target == CURRENT else None
+    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target", kind=judged), installed, out,
+                          variant=pinned).findings
     for problem in [f for f in findings if f.code in ("unknown-key", "renamed-key", "removed-key") and f.key]:
         run.take_out(problem)
-    text = tidy(dumps(doc)) if run.steps else config.text  # nothing to migrate: the file stays as it is
-    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target"), installed, out).findings
+    if table:
+        run.steps = [step.unnested(table) for step in run.steps]
+    text = unnest(tidy(dumps(doc)), table) + run.kept(target) if run.steps else config.text  # else: as it is
+    findings = check_data(tomllib.loads(text), text, Detection(target, "the migration target", kind=kind),
+                          installed, out, variant=pinned).findings
     backup = None
     if not dry_run:
         if out.exists():
             backup = write_config(out, out.read_text() if out != config.path else config.text, text,
-                                  workspace or Path.cwd())
+                                  workspace)
         else:
             atomic_write(out, text)
     changes = [s for s in run.steps if not s.manual]
@@ -145,6 +172,32 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
 
 
 _HEADER = re.compile(r"^\s*\[\[?[^\[\]]+\]\]?\s*(#.*)?$")
+_NAMED_HEADER = re.compile(r"^(\s*)(\[\[?)\s*([^\[\]]+?)\s*(\]\]?)(.*)$")
+_COMPONENT_TABLES = {Kind.ORCHESTRATOR: "orchestrator", Kind.TRAINER: "trainer", Kind.INFERENCE: "inference"}
+
+
+def nest(text: str, table: str) -> str:
+    """A component file's text as its table of a full config: `[x]` -> `[table.x]`."""
+    lines = [f"[{table}]"]
+    for line in text.splitlines():
+        header = _NAMED_HEADER.match(line) if _HEADER.match(line) else None
+        lines.append(f"{header[1]}{header[2]}{table}.{header[3]}{header[4]}{header[5]}" if header else line)
+    return "\n".join(lines) + "\n"
+
+
+def unnest(text: str, table: str | None) -> str:
+    """The inverse of `nest`: the component's own table headers again."""
+    if not table:
+        return text
+    lines = []
+    for line in text.splitlines():
+        header = _NAMED_HEADER.match(line) if _HEADER.match(line) else None
+        if header and header[3] == table:
+            continue
+        if header and header[3].startswith(table + "."):
+            line = f"{header[1]}{header[2]}{header[3][len(table) + 1:]}{header[4]}{header[5]}"
+        lines.append(line)
+    return tidy("\n".join(lines))
 
 
 def tidy(text: str) -> str:
@@ -177,7 +230,7 @@ def _route(source: Dialect, target: Dialect) -> list[tuple[Dialect, Dialect, boo
     return [(order[i - 1], order[i], False) for i in range(a, b, -1)]
 
 
-def _changes(origin: Dialect, destination: Dialect) -> list[Change]:
+def _changes(origin: Dialect, destination: Dialect) -> list[KeyChange]:
     inside = origin == destination
     return [c for c in schema.CHANGES if c.origin == origin and c.target == destination and bool(c.variant) == inside]
 
@@ -194,7 +247,7 @@ class _Run:
         self.steps.append(Step(key=key, new_key=new_key, from_=_plain(before), to=_plain(after), why=why,
                                manual=manual, suggestion=suggestion))
 
-    def apply(self, change: Change) -> None:
+    def apply(self, change: KeyChange) -> None:
         if change.convert:
             # Some rewrites handle several changes at once (both GPU id lists, the whole lab format).
             done = change.convert if change.convert in _WHOLE else f"{change.convert}:{change.old}"
@@ -206,7 +259,7 @@ class _Run:
         else:
             self.move(change.old, change.new, change.why)
 
-    def invert(self, change: Change) -> None:
+    def invert(self, change: KeyChange) -> None:
         if change.new is None:
             return  # a removed key has nothing to be turned back into
         inverse = _INVERSES.get(change.convert or "")
@@ -257,6 +310,20 @@ class _Run:
         if item is not None:
             self.record(dotted, why, before=item, manual=True, suggestion=hint)
 
+    def kept(self, target: Dialect) -> str:
+        """The keys the target has no place for, as commented lines with the reason and what to
+        use instead, so that nothing the user wrote is lost."""
+        manual = [s for s in self.steps if s.manual]
+        if not manual:
+            return ""
+        lines = ["", f"# --- kept by `rlpilot config migrate`: {target} has no place for these keys; "
+                 "each says why and what to use instead ---"]
+        for step in manual:
+            lines.append(f"# {step.key}: {step.why}" + (f"; instead: {step.suggestion}" if step.suggestion else ""))
+            if step.from_ is not None:
+                lines.append(f"# {step.key} = {_inline_toml(step.from_)}")
+        return "\n".join(lines) + "\n"
+
     def take_out(self, problem: Finding) -> None:
         """Take out what the target rejects; a key inside an array entry goes with its own line."""
         parts = split_key(problem.key)
@@ -281,6 +348,14 @@ def _drop_if_empty(doc: TOMLDocument, parts: list[str | int]) -> None:
         parts = parts[:-1]
 
 
+def _inline_toml(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{key} = {_inline_toml(item)}" for key, item in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(_inline_toml(item) for item in value) + "]"
+    return tomlkit.item(value).as_string() if value is not None else '"None"'
+
+
 def _plain(value: Any) -> Any:
     return value.unwrap() if hasattr(value, "unwrap") else value
 
@@ -288,7 +363,7 @@ def _plain(value: Any) -> Any:
 # --- structural rewrites ----------------------------------------------------------------------
 
 
-def _gpu_ids(run: _Run, change: Change) -> None:
+def _gpu_ids(run: _Run, change: KeyChange) -> None:
     """`inference_gpu_ids = [0]` / `trainer_gpu_ids = [1]` -> `[deployment]` counts."""
     infer, train = _plain(get_item(run.doc, ["inference_gpu_ids"])), _plain(get_item(run.doc, ["trainer_gpu_ids"]))
     why = change.why
@@ -304,7 +379,7 @@ def _gpu_ids(run: _Run, change: Change) -> None:
             run.record(old, why, new, ids, len(ids))
 
 
-def _sources(run: _Run, change: Change) -> None:
+def _sources(run: _Run, change: KeyChange) -> None:
     """`[[orchestrator.train.env]]` (or `[[env]]`) entries -> `[[orchestrator.train.source]]`."""
     entries = run.pop(change.old)
     if not isinstance(entries, AoT | list):
@@ -369,7 +444,7 @@ def _source_entry(entry: Table) -> tuple[Table, list[str]]:
     return table, notes
 
 
-def _sources_back(run: _Run, change: Change) -> None:
+def _sources_back(run: _Run, change: KeyChange) -> None:
     """`[[orchestrator.train.source]]` -> transition's `[[orchestrator.train.env]]` (v1 fields kept)."""
     entries = run.pop(change.new)
     if not isinstance(entries, AoT | list):
@@ -404,7 +479,7 @@ def _sources_back(run: _Run, change: Change) -> None:
 MAX_INFLIGHT_DEFAULT = 1024  # [orchestrator.concurrency] max_inflight on main
 
 
-def _oversampling(run: _Run, change: Change) -> None:
+def _oversampling(run: _Run, change: KeyChange) -> None:
     factor = _plain(get_item(run.doc, split_key(change.old)))
     if factor is None:
         return
@@ -427,7 +502,7 @@ def _oversampling(run: _Run, change: Change) -> None:
 _VLLM_NAMES = {"name": "model", "tp": "tensor_parallel_size", "dp": "data_parallel_size"}
 
 
-def _vllm(run: _Run, change: Change) -> None:
+def _vllm(run: _Run, change: KeyChange) -> None:
     for old in ("inference.model", "inference.parallel"):
         table = run.pop(old)
         if table is None:
@@ -436,9 +511,22 @@ def _vllm(run: _Run, change: Change) -> None:
             new = f"inference.vllm.{_VLLM_NAMES.get(key, key)}"
             run.put(new, value)
             run.record(f"{old}.{key}", change.why, new, value, value)
+    # vLLM's own arguments at the top of `[inference]` (and its `vllm_extra`) are `[inference.vllm]`'s on main.
+    inference = get_item(run.doc, ["inference"])
+    known = keytables.root("inference", ("main",)).keys()
+    for key in [k for k in (inference.keys() if isinstance(inference, Table) else []) if k not in known]:
+        value = _plain(inference[key])
+        if isinstance(value, dict) and key != "vllm_extra":
+            continue
+        run.pop(f"inference.{key}")
+        for name, item in (value.items() if key == "vllm_extra" else [(key, value)]):
+            run.put(f"inference.vllm.{name}", item)
+            run.record(f"inference.{key}" + (f".{name}" if key == "vllm_extra" else ""),
+                       "main passes vLLM's own arguments through `[inference.vllm]` (prime-rl #3202)",
+                       f"inference.vllm.{name}", item, item)
 
 
-def _vllm_back(run: _Run, change: Change) -> None:
+def _vllm_back(run: _Run, change: KeyChange) -> None:
     table = run.pop("inference.vllm")
     back = {v: k for k, v in _VLLM_NAMES.items()}
     for key, value in (_plain(table) or {}).items():
@@ -448,7 +536,7 @@ def _vllm_back(run: _Run, change: Change) -> None:
         run.record(f"inference.vllm.{key}", f"back to v0.8.0: {change.why}", old, value, value)
 
 
-def _filters(run: _Run, change: Change) -> None:
+def _filters(run: _Run, change: KeyChange) -> None:
     """An enforced zero-advantage pre-batch filter became a per-source advantage-range gate, as
     prime-rl's wiki-search example shows from v0.8.0 to main."""
     for slot in ("orchestrator.pre_batch_filters", "orchestrator.post_batch_filters"):
@@ -474,7 +562,74 @@ def _filters(run: _Run, change: Change) -> None:
             run.pop(slot)
 
 
-def _lab(run: _Run, change: Change) -> None:
+def _main_requirements(run: _Run) -> None:
+    """What main's validators want of a config that v0.8.0 took as it was."""
+    if _plain(get_item(run.doc, ["resume", "step"])) == -1:
+        run.pop("resume.step")
+        if get_item(run.doc, ["resume"]) is None:
+            run.put("resume", tomlkit.table())
+        run.record("ckpt.resume_step", "`resume_step = -1` meant the latest checkpoint; on main that is an empty "
+                   "`[resume]` table (its `step` must be at least 1)", "resume", -1, {})
+    sources = get_item(run.doc, ["orchestrator", "train", "source"])
+    algos = [("orchestrator.algo", get_item(run.doc, ["orchestrator", "algo"]))] + [
+        (f"orchestrator.train.source[{i}].algo", source.get("algo"))
+        for i, source in enumerate(sources if isinstance(sources, AoT) else [])]
+    for where, algo in algos:
+        if isinstance(algo, dict):
+            _one_endpoint(run, where, algo)
+    model = _plain(get_item(run.doc, ["model", "name"]) or get_item(run.doc, ["orchestrator", "model", "name"]))
+    if isinstance(model, str) and get_item(run.doc, ["orchestrator", "renderer"]) is None:
+        why = (f"main picks the chat renderer from the model name (`auto`) and refuses a model its renderer map does "
+               f"not know, as fine-tunes often are ({model})")
+        if _QWEN3_FINE_TUNE.search(model):
+            run.put("orchestrator.renderer", tomlkit.table())
+            run.put("orchestrator.renderer.name", "prime-qwen3")
+            run.record("orchestrator.renderer.name", why + "; prime-rl's own Qwen3 configs name `prime-qwen3`",
+                       "orchestrator.renderer.name", None, "prime-qwen3")
+    for where in ("model.attn", "trainer.model.attn"):
+        if _plain(get_item(run.doc, split_key(where))) == "sdpa":
+            run.record(where, "main's trainer has no `sdpa` attention (only the flash attention kernels)",
+                       manual=True, before="sdpa",
+                       suggestion=f"set {where} = \"auto\" (flash attention 3 on Hopper, 4 on Blackwell) or remove it")
+    vlm = get_item(run.doc, ["model", "vlm"]) or get_item(run.doc, ["trainer", "model", "vlm"])
+    if vlm is not None and get_item(run.doc, ["trainer", "model", "impl"]) is None:
+        run.put("trainer.model.impl", "custom")
+        run.record("trainer.model.impl", "main trains vision-language models only with `impl = \"custom\"` (its "
+                   "`vlm_only_with_custom_impl` validator), as prime-rl's own multimodal configs set",
+                   "trainer.model.impl", None, "custom")
+
+
+# A Qwen3 text model published by someone other than Qwen (a fine-tune, absent from renderers'
+# map): prime-rl's own main configs name its renderer `prime-qwen3`.
+_QWEN3_FINE_TUNE = re.compile(r"^(?!qwen/)[^/]+/qwen3-(?!vl)", re.IGNORECASE)
+
+
+def _snake_case(run: _Run, table: Any, where: str) -> None:
+    """`micro-batch-size` -> `micro_batch_size`: older loaders took either, pydantic takes the field name."""
+    for key in list(table.keys()):
+        path = f"{where}.{key}" if where else key
+        if "-" in key and key.replace("-", "_") not in table:
+            rename_in_place(table, key, key.replace("-", "_"))
+            run.record(path, "prime-rl's fields are snake_case", path.replace("-", "_"), None, None)
+            key = key.replace("-", "_")
+        value = table[key]
+        if isinstance(value, Table):
+            _snake_case(run, value, f"{where}.{key}" if where else key)
+
+
+def _one_endpoint(run: _Run, where: str, table: Any) -> None:
+    """Main's frozen teacher and sampling models take one `base_url` string, not a list."""
+    for key in list(table.keys()):
+        value = table[key]
+        if key == "base_url" and isinstance(_plain(value), list) and len(_plain(value)) == 1:
+            table[key] = _plain(value)[0]
+            run.record(f"{where}.base_url", "main's frozen models take one endpoint, a `base_url` string",
+                       f"{where}.base_url", _plain(value), table[key])
+        elif isinstance(value, dict):
+            _one_endpoint(run, f"{where}.{key}", value)
+
+
+def _lab(run: _Run, change: KeyChange) -> None:
     """The lab-era shared-LoRA format -> a prime-rl config for `prime train`."""
     doc = run.doc
     model = _plain(doc.get("model"))
@@ -511,7 +666,13 @@ def _lab(run: _Run, change: Change) -> None:
     _oversampling(run, next(c for c in schema.CHANGES if c.origin == LAB and c.old == "oversampling_factor"))
     for old in ("env", "orchestrator.train.env", "orchestrator.eval.env"):
         new = "orchestrator.train.source" if old == "env" else old.replace(".env", ".source")
-        _sources(run, Change(old, new, LAB, CURRENT, "environments are `[[...source]]` tables in prime-rl configs"))
+        _sources(run, KeyChange(old, new, LAB, CURRENT, "environments are `[[...source]]` tables in prime-rl configs"))
+    for intent, lab_default in DEFAULTS[LAB].items():
+        key = schema.key_for(CURRENT, intent)
+        if get_item(doc, split_key(key)) is None and DEFAULTS[CURRENT].get(intent) != lab_default:
+            run.put(key, lab_default)
+            run.record(key, f"the lab platform's default {intent} was {lab_default}; prime-rl's is "
+                       f"{DEFAULTS[CURRENT].get(intent)}, so it is written out", key, None, lab_default)
     for table, why in (("trainer", "prime-rl configs carry a `[trainer]` table (defaults when empty)"),
                        ("inference", "a hosted prime-rl run needs its inference server: `[inference]` with "
                         "defaults launches vLLM")):
@@ -520,11 +681,11 @@ def _lab(run: _Run, change: Change) -> None:
             run.record(table, why, table, None, {})
 
 
-def _env(run: _Run, change: Change) -> None:
+def _env(run: _Run, change: KeyChange) -> None:
     run.move(change.old, change.new, change.why)
 
 
-def _env_back(run: _Run, change: Change) -> None:
+def _env_back(run: _Run, change: KeyChange) -> None:
     """Transition's `[[orchestrator.train.env]]` -> classic `[[orchestrator.env]]`: classic entries
     name a v0 environment (`id`, `args`); a v1 taskset folds into them, and an agent other than
     the in-process one has no classic spelling."""
@@ -551,9 +712,10 @@ def _env_back(run: _Run, change: Change) -> None:
                                "run this environment with prime-rl v0.6 or later")
 
 
-_CONVERTERS: dict[str, Callable[[_Run, Change], None]] = {
+_CONVERTERS: dict[str, Callable[[_Run, KeyChange], None]] = {
     "gpu_ids": _gpu_ids, "source": _sources, "oversampling": _oversampling, "vllm": _vllm, "filters": _filters,
     "lab": _lab, "env": _env,
 }
 _WHOLE = {"gpu_ids", "vllm", "filters", "lab"}
-_INVERSES: dict[str, Callable[[_Run, Change], None]] = {"source": _sources_back, "vllm": _vllm_back, "env": _env_back}
+_INVERSES: dict[str, Callable[[_Run, KeyChange], None]] = {"source": _sources_back, "vllm": _vllm_back,
+                                                            "env": _env_back}

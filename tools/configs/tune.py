@@ -1,7 +1,7 @@
 """`rlpilot config tune`: the playbook's hyperparameter rules as deltas, in the config's dialect.
 
-Python API: `tune(path, profile="quick", reward=None, eval_path=None, apply=False, workspace=None,
-installed=None) -> TuneResult`.
+Python API (`config_tune` is the entry): `tune(path, profile="quick", reward=None, eval_path=None,
+apply=False, *, workspace, installed) -> TuneResult`.
 
 Rules (the skill's rules of thumb; shared/research/rl-stability.md sections 2 and 3):
 - presets: quick tests 8 rollouts per example and 128 samples per step, complex long-horizon
@@ -29,15 +29,15 @@ from tools.configs.document import load
 from tools.configs.edit import set_keys
 from tools.configs.eras import Variant
 from tools.configs.lint import (
-    CONCURRENCY_LIMITS,
     Finding,
-    View,
     batch_size,
+    concurrency_limits,
     concurrency_needed,
     finding,
     group_sizes,
     render_finding,
 )
+from tools.configs.view import ConfigView
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
 from tools.errors import BadInput
@@ -87,15 +87,16 @@ class TuneResult(ToolResult):
 def config_tune(args: TuneInput, ctx: Context) -> TuneResult:
     eval_path = ctx.resolve(args.eval_path) if args.eval_path else None
     return tune(ctx.resolve(args.path), args.profile, args.reward, eval_path, args.apply,
-                ctx.workspace, installed_stack(ctx.workspace))
+                workspace=ctx.workspace, installed=installed_stack(ctx.workspace))
 
 
 def tune(path: Path, profile: Profile = "quick", reward: Reward | None = None, eval_path: Path | None = None,
-         apply: bool = False, workspace: Path | None = None, installed: Installed | None = None) -> TuneResult:
+         apply: bool = False, *, workspace: Path, installed: Installed) -> TuneResult:
     config = load(Path(path))
-    installed = installed or installed_stack(workspace or Path.cwd())
-    dialect = detect_file(config.data, config.path).dialect
-    view = View(config.data, dialect, installed.variant if dialect == CURRENT else None)
+    detection = detect_file(config.data, config.path)
+    dialect = detection.dialect
+    view = ConfigView(config.data, dialect, installed.variant if dialect == CURRENT else None, detection.kind,
+                      config.path)
     plan = _Plan(view, str(config.path))
     observed = _observed(eval_path) if eval_path else None
     if observed is not None:
@@ -129,7 +130,7 @@ def tune(path: Path, profile: Profile = "quick", reward: Reward | None = None, e
 
 
 class _Plan:
-    def __init__(self, view: View, file: str):
+    def __init__(self, view: ConfigView, file: str):
         self.view, self.file = view, file
         self.deltas: list[Delta] = []
         self.findings: list[Finding] = []
@@ -177,7 +178,7 @@ def _sizes(plan: _Plan, profile: Profile) -> int:
 
 
 def _concurrency(plan: _Plan, group: int) -> None:
-    for key in CONCURRENCY_LIMITS[plan.view.dialect]:
+    for key in concurrency_limits(plan.view):
         value = plan.view.get(key)
         needed = concurrency_needed(plan.view, key, group)
         if isinstance(value, int) and value < needed:
@@ -185,7 +186,7 @@ def _concurrency(plan: _Plan, group: int) -> None:
                          "raised to it in one step)")
 
 
-def _filtering_on(view: View) -> str | None:
+def _filtering_on(view: ConfigView) -> str | None:
     """The key that turns difficulty filtering on in this config, if any."""
     if view.get("orchestrator.buffer.online_difficulty_filtering") is True:
         return "orchestrator.buffer.online_difficulty_filtering"

@@ -1,0 +1,78 @@
+"""`rlpilot config check` against `prime --help`, and the cost of upstream's schema pass.
+
+Targets, measured in one run:
+- `rlpilot config check FILE` (no --schema) takes at most a quarter of `prime --help`;
+- with a warm schema (its files in the page cache after one run), validating 50 files with
+  prime-rl main's own classes in one call takes under 3 s.
+Run: `uv run python bench/bench_config_check.py` (needs ../shared/upstream for the second).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tools.configs.upstream import schema_findings  # noqa: E402
+
+BIN = Path(sys.executable).parent
+ROUNDS = 5
+CHECK_TARGET, SCHEMA_TARGET_S, FILES = 0.25, 3.0, 50
+CONFIG = ROOT / "configs/training/tiny-arith.toml"
+SHARED = Path(os.environ.get("RLPILOT_SHARED", ROOT.parent / "shared"))
+MAIN_SCHEMA = SHARED / "upstream/prime-rl-configs-main-2026-08-21"
+
+
+def median_seconds(argv: list[str]) -> float:
+    env = dict(os.environ, PRIME_DISABLE_VERSION_CHECK="1")
+    subprocess.run(argv, env=env, capture_output=True)  # warm the file cache
+    times = []
+    for _ in range(ROUNDS):
+        started = time.perf_counter()
+        subprocess.run(argv, env=env, capture_output=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def schema_pass_seconds() -> float:
+    with tempfile.TemporaryDirectory() as folder:
+        paths = []
+        for index in range(FILES):
+            path = Path(folder) / f"rl{index}.toml"
+            path.write_text(CONFIG.read_text())
+            paths.append(path)
+        schema_findings(paths[:1], None, None, str(MAIN_SCHEMA), Path(folder))  # warm
+        started = time.perf_counter()
+        found, notes = schema_findings(paths, None, None, str(MAIN_SCHEMA), Path(folder))
+        assert len(found) == FILES, notes
+        return time.perf_counter() - started
+
+
+def main() -> int:
+    prime = shutil.which("prime", path=str(BIN)) or shutil.which("prime")
+    if prime is None:
+        print("prime is not installed: `uv sync` installs it with the dev group")
+        return 2
+    ours = median_seconds([str(BIN / "rlpilot"), "config", "check", str(CONFIG)])
+    theirs = median_seconds([prime, "--help"])
+    ratio = ours / theirs
+    print(f"config check {ours * 1000:.0f} ms, prime --help {theirs * 1000:.0f} ms, ratio {ratio:.3f} "
+          f"(target <= {CHECK_TARGET})")
+    ok = ratio <= CHECK_TARGET
+    if MAIN_SCHEMA.is_dir():
+        seconds = schema_pass_seconds()
+        print(f"schema pass of {FILES} files in one call: {seconds:.2f} s (target < {SCHEMA_TARGET_S} s)")
+        ok = ok and seconds < SCHEMA_TARGET_S
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

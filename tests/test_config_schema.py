@@ -1,0 +1,90 @@
+"""rlpilot's key tables against upstream's schema: the stored graph is what prime-rl's source
+says for every release, and (for main, which loads here) what its loaded classes say."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from upstream_schema import REFS, STORED, UPSTREAM, walk
+
+from tools.configs import keytables
+from tools.configs.eras import Dialect, Variant
+
+pytestmark = pytest.mark.skipif(not UPSTREAM.is_dir(), reason="../shared/upstream is not here")
+
+
+@pytest.mark.parametrize("ref", sorted(REFS))
+def test_the_stored_tables_are_upstreams(ref: str) -> None:
+    stored = json.loads(STORED.read_text())[ref]
+    walked = walk(ref)
+    assert stored["roots"] == walked["roots"]
+    differ = sorted(name for name in set(stored["classes"]) | set(walked["classes"])
+                    if stored["classes"].get(name) != walked["classes"].get(name))
+    assert not differ, f"{ref}: these classes changed upstream; run `python tests/upstream_schema.py`: {differ}"
+
+
+def test_every_release_of_a_dialect_is_held(tmp_path) -> None:
+    assert {r for releases in keytables.RELEASES.values() for r in releases} == set(REFS)
+    assert keytables.releases(Dialect.CURRENT, Variant.V080) == ("v0.8.0",)
+    assert keytables.table_at("rl", ("main",), "inference.vllm").open  # vLLM's arguments pass through
+    assert "trajectory_strategy" in keytables.table_at("rl", ("v0.4.0",), "orchestrator").keys()
+
+
+_LOAD_WALK = textwrap.dedent("""
+    import json, sys, typing
+    from pydantic import BaseModel
+    from prime_rl.configs.rl import RLConfig
+    from prime_rl.configs.sft import SFTConfig
+    from prime_rl.configs.evals import EvalsConfig
+
+    def models(t, found):
+        if isinstance(t, type) and issubclass(t, BaseModel):
+            found.add(t)
+        for arg in typing.get_args(t):
+            models(arg, found)
+
+    def walk(cls, path, tables):
+        keys = tables.setdefault(path, set())
+        for name, field in cls.model_fields.items():
+            keys.add(name)
+            alias = field.validation_alias
+            keys.update(c for c in getattr(alias, "choices", [alias]) if isinstance(c, str))
+        if cls.model_config.get("extra") == "allow":
+            keys.add("*")
+        for name, field in cls.model_fields.items():
+            found = set()
+            models(field.annotation, found)
+            for model in found:
+                if model.__module__.startswith("prime_rl") and path.count(".") < 6:
+                    walk(model, f"{path}.{name}" if path else name, tables)
+
+    out = {}
+    for kind, cls in (("rl", RLConfig), ("sft", SFTConfig), ("eval", EvalsConfig)):
+        tables = {}
+        walk(cls, "", tables)
+        out[kind] = {path: sorted(keys) for path, keys in tables.items()}
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.slow
+def test_the_loaded_main_schema_agrees_with_the_walked_one() -> None:
+    """Loading main's classes (as prime-rl's entrypoints do) gives the same tables as the AST walk."""
+    source = UPSTREAM / REFS["main"][0] / "src"
+    done = subprocess.run([sys.executable, "-c", _LOAD_WALK], capture_output=True, text=True, timeout=600,
+                          env={"PYTHONPATH": str(source), "PATH": ""})
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = json.loads(done.stdout.splitlines()[-1])
+    checked = 0
+    for kind, tables in loaded.items():
+        for path, keys in tables.items():
+            ours = keytables.table_at(kind, ("main",), path)
+            assert ours is not None, f"{kind} {path}"
+            if not ours.open:
+                assert sorted(ours.keys()) == keys, f"{kind} [{path}]"
+                checked += 1
+    assert checked > 100

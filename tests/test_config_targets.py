@@ -1,0 +1,178 @@
+"""Kinds, overlays, targets and the playbook's sampling and algorithm rules of `config check`,
+and upstream's own schema as a judge (`--prime-rl`, `--schema`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from config_support import check_config, codes, rlpilot, write
+from conftest import SHARED
+
+from tools.configs.detect import Installed
+from tools.configs.eras import Dialect, Kind
+from tools.configs.upstream import cache_folder, from_checkout, install_argv, key_of, schema_findings
+
+MAIN_SCHEMA = SHARED / "upstream/prime-rl-configs-main-2026-08-21"
+CLASSIC = """
+    [orchestrator]
+    batch_size = 128
+    rollouts_per_example = 8
+    max_async_level = 1
+    [[orchestrator.env]]
+    id = "reverse-text"
+    """
+CURRENT = """
+    [model]
+    name = "Qwen/Qwen3-0.6B"
+    [orchestrator]
+    batch_size = 128
+    group_size = {group}
+    [[orchestrator.train.source]]
+    name = "reverse-text"
+    [orchestrator.train.source.env.taskset]
+    id = "reverse-text"
+    [trainer]
+    """
+
+
+def test_a_classic_file_is_clean_in_its_era_and_refused_for_hosted(tmp_path: Path) -> None:
+    path = write(tmp_path, CLASSIC)
+    plain = check_config(path)
+    assert (plain.dialect, plain.errors) == (Dialect.CLASSIC, [])
+    hosted = check_config(path, target="hosted")
+    assert [(f.code, f.severity) for f in hosted.errors] == [("dialect-outdated", "error")]
+    assert "migrate" in hosted.errors[0].fix
+    stack_080 = Installed(prime_rl_version="0.8.0")
+    assert [f.severity for f in check_config(path, installed=stack_080).findings] == ["info"]
+    assert codes(check_config(path, installed=stack_080, target="local")) == ["dialect-outdated"]
+    assert check_config(path, installed=stack_080, target="local").errors
+
+
+def test_the_cli_takes_kind_and_target_and_reports_the_kind(tmp_path: Path) -> None:
+    path = write(tmp_path, "batch_size = 128\ngroup_size = 8\n", "mine.toml")
+    done = rlpilot("config", "check", str(path), "--kind", "orchestrator", "--json", cwd=tmp_path)
+    result = json.loads(done.stdout)
+    assert (done.returncode, result["kind"], result["findings"]) == (0, "orchestrator", [])
+    lab = write(tmp_path, 'model = "Qwen/Qwen3-0.6B"\n[[env]]\nid = "reverse-text"\n', "lab.toml")
+    done = rlpilot("config", "check", str(lab), "--target", "hosted", "--json", cwd=tmp_path)
+    assert done.returncode == 1 and json.loads(done.stdout)["dialect"] == "hosted-lab"
+
+
+def test_an_overlay_is_checked_stacked_on_its_base(tmp_path: Path) -> None:
+    write(tmp_path, CURRENT.format(group=8))
+    overlay = write(tmp_path, "[orchestrator]\nbatch_size = 100\n[slurm]\njob_name = \"x\"\n", "slurm.toml")
+    result = check_config(overlay)
+    assert (result.kind, result.dialect, Path(result.base).name) == (Kind.OVERLAY, Dialect.CURRENT, "rl.toml")
+    # 100 is not a multiple of the base's group size 8; the base's own keys are not reported.
+    assert [(f.code, f.key, f.line) for f in result.errors] == [("batch-not-divisible", "orchestrator.batch_size", 2)]
+
+
+def test_completions_longer_than_seq_len_and_a_low_temperature(tmp_path: Path) -> None:
+    path = write(tmp_path, CURRENT.format(group=8) + "[orchestrator.train.sampling]\nmax_completion_tokens = 1024\n"
+                 "temperature = 0.6\n", "rl.toml")
+    text = path.read_text().replace("[model]", "seq_len = 512\n\n[model]", 1)
+    path.write_text(text)
+    found = {f.code: f for f in check_config(path).findings}
+    assert found["seq-len-mismatch"].key == "orchestrator.train.sampling.max_completion_tokens"
+    assert found["temperature-low"].severity == "warning"
+
+
+@pytest.mark.parametrize(("algo", "expected"), [("opsd", []), ("rae", []), ("grpo", ["group-size-one"])])
+def test_group_size_one_is_right_for_algorithms_without_a_group_baseline(tmp_path: Path, algo: str,
+                                                                         expected: list[str]) -> None:
+    path = write(tmp_path, CURRENT.format(group=1) + f"[orchestrator.algo]\ntype = \"{algo}\"\n")
+    assert [f.code for f in check_config(path).errors] == expected
+
+
+def test_an_alias_the_era_still_takes_is_not_reported_twice(tmp_path: Path) -> None:
+    path = write(tmp_path, """
+        [orchestrator]
+        batch_size = 128
+        rollouts_per_example = 8
+        max_inflight_rollouts = 64
+        [[orchestrator.train.env]]
+        id = "reverse-text"
+        """)
+    result = check_config(path)
+    assert (result.dialect, result.findings) == (Dialect.TRANSITION, [])
+
+
+def test_a_current_key_in_a_classic_file_checked_as_current_is_named(shared_fixtures: Path) -> None:
+    classic = shared_fixtures / "prime-rl/v0.4.0/examples/wiki_search/rl.toml"
+    found = {f.key: f.code for f in check_config(classic, Dialect.CURRENT).findings}
+    assert found.get("wandb") in (None, "renamed-key") and found["orchestrator.buffer"] == "removed-key"
+
+
+# --- upstream's schema -----------------------------------------------------------------------
+
+
+def test_an_unloadable_checkout_is_a_note_not_an_error(tmp_path: Path) -> None:
+    stand_in = Path(__file__).parent / "fakes/prime_rl_checkout"
+    path = write(tmp_path, CURRENT.format(group=8))
+    found, notes = schema_findings([path], None, stand_in, None, tmp_path)
+    assert found == {} and "no prime-rl config classes" in notes[0]
+    assert "uv sync" in from_checkout(_checkout(tmp_path / "bare", venv=False))
+
+
+def test_schema_ref_installs_prime_rl_configs_from_git_once_per_ref(tmp_path: Path) -> None:
+    folder = cache_folder("v0.8.0", tmp_path)
+    venv, install = install_argv("v0.8.0", folder, "uv")
+    assert venv[:2] == ["uv", "venv"] and venv[-1] == str(folder / "venv")
+    assert install[-1] == ("prime-rl-configs @ git+https://github.com/PrimeIntellect-ai/prime-rl.git@v0.8.0"
+                           "#subdirectory=packages/prime-rl-configs")
+    assert cache_folder("feature/x", tmp_path).name == "feature_x"
+
+
+def test_upstream_error_locations_become_the_files_keys() -> None:
+    data = {"orchestrator": {"train": {"source": [{"env": {}}, {"name": "b"}]}, "algo": {"type": "grpo"}}}
+    assert key_of(["orchestrator", "train", "source", 1, "name"], data) == "orchestrator.train.source[1].name"
+    assert key_of(["orchestrator", "algo", "grpo", "bogus"], data) == "orchestrator.algo.bogus"
+
+
+def _checkout(folder: Path, venv: bool = True) -> Path:
+    """A stand-in prime-rl checkout made from ../shared/upstream: main's config classes, and a
+    `.venv` interpreter that is this test run's (it has the schema's dependencies)."""
+    (folder / "packages").mkdir(parents=True)
+    shutil.copytree(MAIN_SCHEMA, folder / "packages/prime-rl-configs")
+    (folder / "pyproject.toml").write_text('[project]\nname = "prime-rl"\nversion = "0.8.1.dev3"\n')
+    if venv:
+        python = folder / ".venv/bin/python"
+        python.parent.mkdir(parents=True)
+        python.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+        python.chmod(0o755)
+    return folder
+
+
+REJECTED = CURRENT.format(group=0)  # upstream wants at least 1 (rlpilot judges only sizes it can reason about)
+
+
+@pytest.mark.slow
+def test_prime_rl_checkout_schema_rejects_with_upstreams_message_and_line(tmp_path: Path) -> None:
+    checkout = _checkout(tmp_path / "prime-rl")
+    path = write(tmp_path, REJECTED)
+    done = rlpilot("config", "check", str(path), "--prime-rl", str(checkout), "--json", cwd=tmp_path)
+    result = json.loads(done.stdout)
+    rejected = [f for f in result["findings"] if f["code"] == "schema-rejected"]
+    assert done.returncode == 1, done.stderr
+    assert [(f["key"], f["line"]) for f in rejected] == [("orchestrator.group_size", 5)]
+    assert "greater than" in rejected[0]["message"] and str(checkout) in rejected[0]["message"]
+    assert any("taskset 'reverse-text'" in note for note in result["notes"])  # not installed: unresolved
+
+
+@pytest.mark.slow
+def test_schema_folder_validates_offline_and_accepts_a_clean_file(tmp_path: Path) -> None:
+    good, bad = write(tmp_path, CURRENT.format(group=8), "good.toml"), write(tmp_path, REJECTED, "bad.toml")
+    found, notes = schema_findings([good, bad], None, None, str(MAIN_SCHEMA), tmp_path)
+    assert found[str(good)] == []
+    assert [(f.code, f.key) for f in found[str(bad)]] == [("schema-rejected", "orchestrator.group_size")]
+
+
+def test_a_renamed_group_size_is_not_also_reported_unset(tmp_path: Path) -> None:
+    path = write(tmp_path, CLASSIC)
+    found = {f.key: f.code for f in check_config(path, Dialect.CURRENT).findings}
+    assert found["orchestrator.rollouts_per_example"] == "renamed-key"
+    assert "group-size-small" not in found.values()

@@ -1,0 +1,90 @@
+"""Every table and key of prime-rl's config schema, per release, as upstream defined them.
+
+`upstream_keys.json` holds, for each release rlpilot speaks (v0.3.0 to main), the root class of
+each config kind and every config class: its fields, the classes a field's table may be (a
+union, such as the algorithm or deployment types, is all of them), whether its keys are free
+names (`dict[str, Model]`), and whether upstream leaves it open (vLLM's pass-through arguments,
+verifiers' environment blocks). It is walked from prime-rl's own source by
+tests/upstream_schema.py, and tests/test_config_schema.py holds it against upstream.
+
+A dialect accepts the keys of any of its releases; a pinned variant (a v0.8.0 or main checkout)
+only its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tools.configs.eras import Dialect, Variant
+
+RELEASES: dict[Dialect, tuple[str, ...]] = {
+    Dialect.CLASSIC: ("v0.3.0", "v0.4.0", "v0.5.0"),
+    Dialect.TRANSITION: ("v0.6.0", "v0.7.0"),
+    Dialect.CURRENT: ("v0.8.0", "main"),
+}
+VARIANT_RELEASE = {Variant.V080: "v0.8.0", Variant.MAIN: "main"}
+KINDS = ("rl", "trainer", "orchestrator", "inference", "env-server", "sft", "eval")
+
+
+@functools.cache
+def _graph() -> dict[str, Any]:
+    return json.loads((Path(__file__).with_name("upstream_keys.json")).read_text())
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The classes one TOML table may be (across releases and union members)."""
+
+    classes: frozenset[str]
+    open: bool = False  # upstream takes any key here
+
+    def keys(self) -> frozenset[str]:
+        return frozenset(key for c in self.classes for key in _class(c)["fields"])
+
+    def child(self, key: str) -> Tables | None:
+        """The table under `key`; None when `key` holds a value, not a table."""
+        shapes = [(c.partition("/")[0], _class(c)["fields"].get(key)) for c in self.classes]
+        shapes = [(release, s) for release, s in shapes if s is not None]
+        if not shapes:
+            return None
+        classes = frozenset(f"{release}/{t}" for release, s in shapes for t in s["tables"])
+        opened = any(s["open"] for _, s in shapes) or any(_class(c)["open"] for c in classes)
+        return Tables(classes, opened)
+
+    def is_map(self, key: str) -> bool:
+        """Whether `key`'s table has free names, each holding one of its classes."""
+        return any((_class(c)["fields"].get(key) or {}).get("map") for c in self.classes)
+
+
+def _class(class_id: str) -> dict[str, Any]:
+    release, _, name = class_id.partition("/")
+    return _graph()[release]["classes"][name]
+
+
+def releases(dialect: Dialect, variant: Variant | None = None) -> tuple[str, ...]:
+    if dialect == Dialect.CURRENT and variant:
+        return (VARIANT_RELEASE[variant],)
+    return RELEASES.get(dialect, ())
+
+
+def root(kind: str, release_names: tuple[str, ...]) -> Tables | None:
+    """The top-level table of `kind` in these releases; None when none of them defines the kind."""
+    graph = _graph()
+    classes = frozenset(f"{r}/{graph[r]['roots'][kind]}" for r in release_names if kind in graph[r]["roots"])
+    if not classes:
+        return None
+    return Tables(classes, any(_class(c)["open"] for c in classes))
+
+
+def table_at(kind: str, release_names: tuple[str, ...], path: str) -> Tables | None:
+    """The table at a dotted path (`[]` entries and free names as in the data) from the kind's root."""
+    tables = root(kind, release_names)
+    for part in [p for p in path.replace("[]", "").split(".") if p]:
+        if tables is None or tables.open:
+            return tables
+        tables = tables.child(part)
+    return tables

@@ -1,0 +1,198 @@
+"""Upstream's own verdict: validate configs with prime-rl's config classes, in their environment.
+
+The classes come from a prime-rl checkout (its `.venv` interpreter, its
+`packages/prime-rl-configs/src` or `src` on PYTHONPATH), from a local `prime-rl-configs` folder
+(`--schema PATH`, run with rlpilot's own interpreter), or from `prime-rl-configs` installed at a
+git ref of prime-rl (`--schema REF`: uv builds an environment once per ref under rlpilot's state
+folder). They run in a subprocess (`schema_worker.py`), never inside rlpilot. What they refuse
+comes back as `schema-rejected` errors with upstream's message, key and line; a schema that
+cannot be loaded or installed is a note, never an error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tools.configs.detect import Detection, base_kind, stack
+from tools.configs.document import line_of, load
+from tools.configs.eras import Kind
+from tools.findings import Finding
+from tools.process import run, which
+
+REPOSITORY = "https://github.com/PrimeIntellect-ai/prime-rl.git"
+WORKER = Path(__file__).with_name("schema_worker.py")
+TIMEOUT_S = 600.0  # the first import of verifiers and renderers is slow on a busy machine
+INSTALL_TIMEOUT_S = 900.0
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Where upstream's classes come from: the interpreter that runs them and their source."""
+
+    python: str
+    source: Path
+    name: str  # in findings: "the prime-rl checkout at ...", "prime-rl-configs at main"
+
+
+def from_checkout(checkout: Path) -> Schema | str:
+    """The checkout's own environment and config classes, or why they cannot be used."""
+    python = checkout / ".venv/bin/python"
+    slim = checkout / "packages/prime-rl-configs/src"
+    source = slim if slim.is_dir() else checkout / "src"
+    if not ((source / "prime_rl/configs").is_dir() or (source / "prime_rl/orchestrator/config.py").is_file()):
+        return f"{checkout} has no prime-rl config classes (no packages/prime-rl-configs, src/prime_rl/configs or "\
+               "src/prime_rl/orchestrator/config.py): checked with rlpilot's tables only"
+    if not python.exists():
+        return f"the prime-rl checkout at {checkout} has no .venv: run `uv sync` there to validate with its schema"
+    return Schema(str(python), source, f"the prime-rl checkout at {checkout}")
+
+
+def from_folder(folder: Path) -> Schema | str:
+    source = folder / "src" if (folder / "src/prime_rl").is_dir() else folder
+    if not (source / "prime_rl").is_dir():
+        return f"{folder} is not a prime-rl-configs folder (no src/prime_rl)"
+    return Schema(sys.executable, source, f"prime-rl-configs at {folder}")
+
+
+def install_argv(ref: str, folder: Path, uv: str = "uv") -> list[list[str]]:
+    """The commands that install `prime-rl-configs` at `ref` into `folder`'s environment."""
+    python = folder / "venv/bin/python"
+    spec = f"prime-rl-configs @ git+{REPOSITORY}@{ref}#subdirectory=packages/prime-rl-configs"
+    return [[uv, "venv", "--quiet", "--python", "3.12", str(folder / "venv")],
+            [uv, "pip", "install", "--quiet", "--python", str(python), spec]]
+
+
+def cache_folder(ref: str, home: Path) -> Path:
+    return home / "schemas" / re.sub(r"[^A-Za-z0-9._-]", "_", ref)
+
+
+def from_ref(ref: str, home: Path) -> Schema | str:
+    """`prime-rl-configs` at a git ref, installed once into a cached environment."""
+    folder = cache_folder(ref, home)
+    python = folder / "venv/bin/python"
+    site = next(iter(sorted(folder.glob("venv/lib/python*/site-packages"))), None)
+    if not (folder / "installed").exists():
+        uv = which("uv")
+        if uv is None:
+            return "uv is not on PATH: it installs prime-rl-configs for --schema REF"
+        folder.mkdir(parents=True, exist_ok=True)
+        for argv in install_argv(ref, folder, uv):
+            done = run(argv, timeout=INSTALL_TIMEOUT_S)
+            if not done.ok:
+                return f"could not install prime-rl-configs at {ref}: {done.last_lines(2)}"
+        (folder / "installed").write_text(ref + "\n")
+        site = next(iter(sorted(folder.glob("venv/lib/python*/site-packages"))), None)
+    return Schema(str(python), site or folder, f"prime-rl-configs at {ref}")
+
+
+def schema_for(checkout: Path | None, schema_ref: str | None, home: Path) -> Schema | str | None:
+    if schema_ref:
+        folder = Path(schema_ref)
+        return from_folder(folder) if folder.is_dir() else from_ref(schema_ref, home)
+    return from_checkout(checkout) if checkout else None
+
+
+def validate(schema: Schema, entries: list[tuple[Path, Kind, dict[str, Any]]]) -> tuple[dict[str, Any], list[str]]:
+    """Upstream's answer per file: {path: {"errors", "unresolved", "skipped"}}, and notes. Errors
+    inside the env block of a taskset or harness that is not installed are left out: those ids
+    are listed as unresolved instead."""
+    request = [{"path": str(path), "kind": kind.value, "data": data} for path, kind, data in entries]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(request, handle, default=str)
+    try:
+        done = run([schema.python, str(WORKER), handle.name], timeout=TIMEOUT_S,
+                   env={**_clean_env(), "PYTHONPATH": str(schema.source)})
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+    answer = _last_json(done.stdout)
+    if not done.ok or answer is None:
+        return {}, [f"{schema.name} could not validate: {done.last_lines(3) or 'no answer'}"]
+    if isinstance(answer, dict):
+        return {}, [f"{schema.name} could not load its config classes ({answer.get('load_error')}): "
+                    "checked with rlpilot's tables only"]
+    for item in answer:  # inside an env block whose package is missing, upstream could not judge
+        item["errors"] = [e for e in item["errors"] if not (item["unresolved"] and _in_env_block(e["loc"]))]
+    return {item["path"]: item for item in answer}, []
+
+
+def _clean_env() -> dict[str, str]:
+    import os
+
+    return {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+
+def _last_json(stdout: str) -> Any:
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(("[", "{")):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                return None
+    return None
+
+
+def schema_findings(paths: list[Path], detection: Detection | None, checkout: Path | None, schema_ref: str | None,
+                    home: Path) -> tuple[dict[str, list[Finding]], list[str]]:
+    """`schema-rejected` findings per file, and notes (a schema that could not judge, packages
+    that were not installed). `detection` is the kind the files were judged as (None: detect)."""
+    from tools.configs.detect import detect_file
+
+    schema = schema_for(checkout, schema_ref, home)
+    if schema is None:
+        return {}, []
+    if isinstance(schema, str):
+        return {}, [schema]
+    entries, texts = [], {}
+    for path in paths:
+        config = load(path)
+        found = detection or detect_file(config.data, config.path)
+        kind = base_kind(found.base) if found.kind == Kind.OVERLAY else found.kind
+        data = stack(found.base, config.data) if found.base else config.data
+        entries.append((config.path, kind, data))
+        texts[str(config.path)] = (config.text, data)
+    answers, notes = validate(schema, entries)
+    findings: dict[str, list[Finding]] = {}
+    for path, answer in answers.items():
+        text, data = texts[path]
+        if answer.get("skipped"):
+            notes.append(f"{schema.name} has no schema for this kind of config; {path} was not validated by it")
+        if answer["unresolved"]:
+            notes.append(f"{path}: not installed here, so upstream could not check their blocks: "
+                         + ", ".join(answer["unresolved"]))
+        findings[path] = [_finding(error, data, text, schema) for error in answer["errors"]]
+    return findings, notes
+
+
+def _in_env_block(loc: list[Any]) -> bool:
+    return "env" in loc and any(part in ("taskset", "harness", "agent") or str(part).startswith("player")
+                                for part in loc[loc.index("env"):])
+
+
+def key_of(loc: list[Any], data: dict[str, Any]) -> str | None:
+    """Upstream's error location as the file's dotted key (union tags dropped)."""
+    parts: list[str] = []
+    here: Any = data
+    for index, part in enumerate(loc):
+        if isinstance(here, dict) and isinstance(part, str) and part in here:
+            parts.append(part)
+            here = here[part]
+        elif isinstance(here, list) and isinstance(part, int) and part < len(here):
+            parts[-1] += f"[{part}]"
+            here = here[part]
+        elif index == len(loc) - 1 and isinstance(part, str) and isinstance(here, dict):
+            parts.append(part)  # a missing field, named by upstream
+    return ".".join(parts) or None
+
+
+def _finding(error: dict[str, Any], data: dict[str, Any], text: str, schema: Schema) -> Finding:
+    key = key_of(error["loc"], data)
+    return Finding(code="schema-rejected", severity="error", key=key,
+                   message=f"{schema.name} refuses {key or 'the config'}: {error['msg']}",
+                   fix="see prime-rl's own message; `rlpilot config migrate` renames what moved between eras",
+                   line=line_of(text, key) if key else None)
