@@ -11,8 +11,8 @@ from conftest import FIXTURES
 
 from tools.configs.detect import Installed, detect_file
 from tools.configs.document import load
-from tools.configs.eras import Dialect
 from tools.configs.lint import CheckResult, check_data
+from tools.eras import Dialect
 
 RLPILOT = Path(sys.executable).parent / "rlpilot"
 # What each fixture folder was valid for (fixtures/*/README.md).

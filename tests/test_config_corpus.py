@@ -9,7 +9,7 @@ import pytest
 from config_support import check_config
 from conftest import SHARED
 
-from tools.configs.eras import Dialect, Kind
+from tools.eras import Dialect, Kind
 
 CORPUS = SHARED / "corpus/prime-rl"
 ERA = {"v0.4.0": Dialect.CLASSIC, "v0.7.0": Dialect.TRANSITION, "v0.8.0": Dialect.CURRENT,

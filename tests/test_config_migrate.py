@@ -10,8 +10,8 @@ import pytest
 from config_support import NOTHING, check_config, fixture_files, rlpilot, write
 
 from tools.configs.detect import Installed
-from tools.configs.eras import Dialect
 from tools.configs.migrate import migrate
+from tools.eras import Dialect
 from tools.errors import BadInput
 
 OLD_ERAS = fixture_files("prime-rl/v0.4.0") + fixture_files("prime-rl/v0.7.0") + fixture_files("hosted-lab")

@@ -13,9 +13,9 @@ import pytest
 from config_support import NOTHING, check_config
 from conftest import SHARED
 
-from tools.configs.eras import Dialect, Kind
 from tools.configs.migrate import migrate
 from tools.configs.upstream import Schema, validate
+from tools.eras import Dialect, Kind
 
 MAIN = SHARED / "upstream/prime-rl-configs-main-2026-08-21/src"
 CORPUS = SHARED / "corpus/prime-rl"

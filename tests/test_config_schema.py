@@ -12,7 +12,7 @@ import pytest
 from upstream_schema import REFS, STORED, UPSTREAM, walk
 
 from tools.configs import keytables
-from tools.configs.eras import Dialect, Variant
+from tools.eras import Dialect, Variant
 
 pytestmark = pytest.mark.skipif(not UPSTREAM.is_dir(), reason="../shared/upstream is not here")
 

@@ -13,8 +13,8 @@ from config_support import check_config, codes, rlpilot, write
 from conftest import SHARED
 
 from tools.configs.detect import Installed
-from tools.configs.eras import Dialect, Kind
 from tools.configs.upstream import cache_folder, from_checkout, install_argv, key_of, schema_findings
+from tools.eras import Dialect, Kind
 
 MAIN_SCHEMA = SHARED / "upstream/prime-rl-configs-main-2026-08-21"
 CLASSIC = """

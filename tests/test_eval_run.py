@@ -15,7 +15,8 @@ from tools.contract import Context
 from tools.errors import BadInput, ToolError
 from tools.evals.endpoints import find_alias
 from tools.evals.run import EvalRunInput, Target, eval_run, plan_command, resolve_target
-from tools.stack import Package, StackInput, stack_info
+from tools.installed import Package
+from tools.stack import StackInput, stack_info
 
 NAME = "tiny-arith--stub--20260101-000000-abcd"
 

@@ -18,16 +18,16 @@ from pathlib import Path
 
 import pytest
 from agent_support import Recorder, call, make_agent
+from config_support import check_config
 from conftest import SHARED
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from ops_support import prime_env, rlpilot, use_env
 
 from tools.cluster import minutes
 from tools.configs.detect import Installed
-from tools.configs.eras import Dialect
-from tools.configs.lint import check_config
 from tools.contract import Context
 from tools.diagnose.tool import DiagnoseInput, diagnose
+from tools.eras import Dialect
 from tools.training import records, slurm
 from tools.training.launch import LaunchInput, train_launch
 from tools.training.runs import LogsInput, RunInput, train_logs, train_metrics, train_status

@@ -8,23 +8,21 @@ an environment of its own (`uv tool install`).
 from __future__ import annotations
 
 import json
-import re
-import tomllib
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from tools import cluster, process
-from tools.configs.eras import (
+from tools.contract import Arg, Context, ToolResult
+from tools.eras import (
     Dialect,
     dialect_for_prime_cli,
-    dialect_for_prime_rl,
     prime_cli_is_native,
     version_tuple,
 )
-from tools.contract import Arg, Context, ToolResult
-from tools.errors import BadInput, ToolError
+from tools.errors import ToolError
+from tools.installed import Package, PrimeRL, cli_version, find_prime_rl
 from tools.prime_runner import prime_environment, prime_login
 from tools.workspace import Interpreter, workspace_interpreter
 
@@ -46,19 +44,6 @@ class StackInput(BaseModel):
         Arg(metavar="PATH"),
         Field(description="A prime-rl checkout (default: RLPILOT_PRIME_RL, then the current directory)."),
     ] = None
-
-
-class Package(BaseModel):
-    version: str
-    path: str | None = Field(None, description="The executable or interpreter that was asked.")
-
-
-class PrimeRL(BaseModel):
-    path: str
-    version: str
-    dialect: Dialect
-    commit: str | None = None
-    found_by: str
 
 
 class GPU(BaseModel):
@@ -191,17 +176,6 @@ def _probe_interpreter(interpreter: Interpreter, environ: dict[str, str], torch_
     return json.loads(outcome.stdout_tail[-1])
 
 
-def cli_version(program: str, argv: list[str], environ: dict[str, str]) -> Package | None:
-    path = process.which(program, environ)
-    if not path:
-        return None
-    outcome = process.run([path, *argv], env=environ, timeout=60)
-    match = re.search(r"(\d+\.\d+(?:\.\d+)?\S*)", outcome.stdout)
-    if not outcome.ok or not match:
-        return None
-    return Package(version=match.group(1), path=path)
-
-
 def _nvidia_smi(environ: dict[str, str]) -> list[GPU] | None:
     """GPUs as nvidia-smi sees them; None when there is no nvidia-smi to ask."""
     path = process.which("nvidia-smi", environ)
@@ -221,49 +195,6 @@ def _nvidia_smi(environ: dict[str, str]) -> list[GPU] | None:
 
 def _torch_gpus(report: dict) -> list[GPU]:
     return [GPU(**gpu, source="torch") for gpu in report.get("torch_gpus", [])]
-
-
-def find_prime_rl(explicit: Path | None, workspace: Path, environ: dict[str, str]) -> PrimeRL | None:
-    if explicit is not None:
-        candidates = [(explicit, "--prime-rl")]
-    elif environ.get("RLPILOT_PRIME_RL"):
-        candidates = [(Path(environ["RLPILOT_PRIME_RL"]), "RLPILOT_PRIME_RL")]
-    else:
-        candidates = [(workspace, "current directory")]
-    path, found_by = candidates[0]
-    checkout = _read_prime_rl_checkout(path)
-    if checkout is None and found_by != "current directory":
-        raise BadInput(
-            "not-a-prime-rl-checkout",
-            f"{path} (from {found_by}) is not a prime-rl checkout: no pyproject.toml named prime-rl",
-            "point it at the folder you cloned prime-rl into",
-        )
-    if checkout is None:
-        return None
-    version, commit = checkout
-    return PrimeRL(path=str(path.resolve()), version=version, dialect=dialect_for_prime_rl(version),
-                   commit=commit, found_by=found_by)
-
-
-def _read_prime_rl_checkout(path: Path) -> tuple[str, str | None] | None:
-    try:
-        project = tomllib.loads((path / "pyproject.toml").read_text()).get("project", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-    if project.get("name") != "prime-rl" or "version" not in project:
-        return None
-    return str(project["version"]), _git_commit(path / ".git")
-
-
-def _git_commit(git_dir: Path) -> str | None:
-    """The checked-out commit, read from the files so no git binary is needed."""
-    try:
-        head = (git_dir / "HEAD").read_text().strip()
-        if head.startswith("ref: "):
-            return (git_dir / head[5:]).read_text().strip()
-        return head
-    except OSError:
-        return None
 
 
 def _config_target(prime: Package | None, prime_rl: PrimeRL | None, gpus: list[GPU] | None) -> ConfigTarget:

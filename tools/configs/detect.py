@@ -21,7 +21,7 @@ from typing import Any
 from tools.configs import keytables
 from tools.configs.dialects import LAB_SECTIONS
 from tools.configs.document import is_table_array, lookup
-from tools.configs.eras import (
+from tools.eras import (
     Dialect,
     Kind,
     Variant,
@@ -275,8 +275,8 @@ def installed_stack(workspace: Path) -> Installed:
 @functools.lru_cache(maxsize=8)
 def _installed(workspace: str, prime_rl: str, path: str, venv: str, uv_env: str) -> Installed:
     """Cached per process on everything it reads, since it runs `prime --version`."""
+    from tools.installed import cli_version, find_prime_rl
     from tools.prime_runner import prime_environment
-    from tools.stack import cli_version, find_prime_rl
 
     environ = prime_environment(Path(workspace))
     checkout = find_prime_rl(None, Path(workspace), environ)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.configs.eras import Dialect, Variant
+from tools.eras import Dialect, Variant
 
 LAB, CLASSIC, TRANSITION, CURRENT = Dialect.HOSTED_LAB, Dialect.CLASSIC, Dialect.TRANSITION, Dialect.CURRENT
 

@@ -34,10 +34,10 @@ from tools.configs.document import (
     splice,
     split_key,
 )
-from tools.configs.eras import Dialect
 from tools.configs.lint import check_data
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
+from tools.eras import Dialect
 from tools.errors import BadInput, ToolError
 from tools.findings import Finding
 from tools.findings import render as render_finding

@@ -31,12 +31,13 @@ from tools.configs import keytables
 from tools.configs.detect import Detection, Installed, detect_dialect, detect_file, installed_stack, snake, stack
 from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, LAB_SECTIONS, TRANSITION
 from tools.configs.document import is_table_array, line_of, load, lookup
-from tools.configs.eras import Dialect, Kind, Variant
 from tools.configs.multinode import multinode_findings
 from tools.configs.view import ConfigView
 from tools.contract import Arg, Context, ToolResult
+from tools.eras import Dialect, Kind, Variant
 from tools.findings import Finding, Severity, tally
 from tools.findings import render as render_finding
+from tools.playbook import PRESETS
 from tools.workspace import rlpilot_home
 
 SEVERITY: dict[str, Severity] = {
@@ -49,7 +50,7 @@ SEVERITY: dict[str, Severity] = {
 }
 
 # The playbook's presets: quick tests 8 rollouts per example and 128 samples per step.
-MIN_GROUP, MIN_BATCH = 8, 128
+MIN_GROUP, MIN_BATCH = PRESETS["quick"]
 # Usual learning rates (verifiers docs "RL rules of thumb", prime-rl and TRL examples): full
 # fine-tuning around 1e-6, LoRA about ten times higher.
 LR_RANGES = {"full fine-tuning": (1e-7, 1e-5), "LoRA": (1e-6, 1e-4)}
@@ -363,7 +364,8 @@ def playbook_findings(view: ConfigView, overlay: bool = False) -> list[Finding]:
         elif group < MIN_GROUP:
             found.append(finding("group-size-small", group_key, f"{group_key} = {group}: small groups often "
                                  "have no reward spread (all pass or all fail)",
-                                 f"use {MIN_GROUP} for quick tests, 16 for complex long-horizon tasks"))
+                                 f"use {MIN_GROUP} for quick tests, {PRESETS['complex'][0]} for complex "
+                                 "long-horizon tasks"))
     if batch is not None and view.get(batch_key) is not None or view.kind == Kind.RL or not view.prime_rl:
         for group in sorted(set(groups)) if batch is not None else []:
             if group > 0 and batch % group:
@@ -373,7 +375,7 @@ def playbook_findings(view: ConfigView, overlay: bool = False) -> list[Finding]:
                                      f"{group}", f"set {batch_key} = {upper}" + (f" or {lower}" if lower else "")))
         if batch is not None and batch < MIN_BATCH:
             found.append(finding("batch-too-small", batch_key, f"{batch_key} = {batch} samples per step is below the "
-                                 f"playbook's {MIN_BATCH} for quick tests (512 for complex tasks)",
+                                 f"playbook's {MIN_BATCH} for quick tests ({PRESETS['complex'][1]} for complex tasks)",
                                  f"raise {batch_key} to {MIN_BATCH} or more"))
     found += concurrency_findings(view, max(groups, default=1))
     levels = [view.spell(key) for key in ("orchestrator.max_async_level", "max_async_level", "trainer.max_async_level")]

@@ -40,10 +40,10 @@ from tools.configs.document import (
     split_key,
 )
 from tools.configs.edit import atomic_write, unified_diff, write_config
-from tools.configs.eras import Dialect, Kind, Variant
 from tools.configs.lint import check_data
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
+from tools.eras import Dialect, Kind, Variant
 from tools.errors import BadInput
 from tools.findings import Finding
 from tools.findings import render as render_finding

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from tools.configs.document import lookup
-from tools.configs.eras import Dialect
+from tools.eras import Dialect
 from tools.findings import Finding
 
 MULTI_NODE_DIALECTS = (Dialect.CLASSIC, Dialect.TRANSITION, Dialect.CURRENT)

@@ -27,7 +27,6 @@ from tools.configs.detect import Installed, detect_file, installed_stack
 from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION
 from tools.configs.document import load
 from tools.configs.edit import set_keys
-from tools.configs.eras import Variant
 from tools.configs.lint import (
     Finding,
     batch_size,
@@ -40,11 +39,12 @@ from tools.configs.lint import (
 from tools.configs.view import ConfigView
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
+from tools.eras import Variant
 from tools.errors import BadInput
+from tools.playbook import PRESETS
 
 Profile = Literal["quick", "complex"]
 Reward = Literal["binary", "continuous"]
-PRESETS: dict[str, tuple[int, int]] = {"quick": (8, 128), "complex": (16, 512)}
 OVERSAMPLING = 2.0  # prime-rl's wiki-search example, with online difficulty filtering
 # Share of eval groups with no reward spread (all pass or all fail) that calls for pools.
 NO_SIGNAL = 0.5

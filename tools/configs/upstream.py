@@ -21,7 +21,7 @@ from typing import Any
 
 from tools.configs.detect import Detection, base_kind, stack
 from tools.configs.document import line_of, load
-from tools.configs.eras import Kind
+from tools.eras import Kind
 from tools.findings import Finding
 from tools.process import run, which
 

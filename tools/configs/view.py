@@ -13,7 +13,7 @@ from typing import Any
 
 from tools.configs.dialects import DEFAULTS, LAB, key_for
 from tools.configs.document import lookup
-from tools.configs.eras import Dialect, Kind, Variant
+from tools.eras import Dialect, Kind, Variant
 
 # The tables of a full rl config that a component kind is on its own (SFT's trainer keys too).
 _COMPONENT_TABLE = {Kind.ORCHESTRATOR: "orchestrator", Kind.TRAINER: "trainer", Kind.INFERENCE: "inference",

@@ -28,9 +28,9 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, Field
 
 from tools import process
-from tools.configs.eras import prime_cli_is_native, version_tuple
 from tools.contract import Arg, Context, ToolResult
 from tools.env_refs import EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
+from tools.eras import prime_cli_is_native, version_tuple
 from tools.errors import BadInput, ToolError
 from tools.evals.endpoints import find_alias
 from tools.evals.results import LEGACY_METADATA, LEGACY_RESULTS, TRACES_FILE, locate, read_run

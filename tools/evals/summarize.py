@@ -27,9 +27,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from tools.configs.tune import PRESETS
 from tools.contract import Arg, Context, ToolResult
 from tools.evals.results import Format, RunData, locate, read_run
+from tools.playbook import PRESETS
 
 Verdict = Literal["ready", "too-hard", "too-easy", "no-diversity", "broken"]
 RewardKind = Literal["binary", "continuous"]

@@ -20,8 +20,8 @@ from typing import Any
 
 from tools.configs.detect import Installed
 from tools.configs.document import lookup
-from tools.configs.eras import Dialect
 from tools.contract import Context
+from tools.eras import Dialect
 from tools.errors import ToolError
 from tools.findings import Finding
 from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_environment, prime_login, run_prime

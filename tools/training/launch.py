@@ -17,9 +17,9 @@ from pydantic import BaseModel, Field
 from tools.cluster import SlurmRequest
 from tools.configs.detect import Installed
 from tools.configs.document import load, lookup
-from tools.configs.eras import Dialect
 from tools.configs.lint import check_data
 from tools.contract import Arg, Context, ToolResult
+from tools.eras import Dialect
 from tools.errors import ToolError
 from tools.findings import Finding, errors, render
 from tools.training.records import Target

@@ -24,7 +24,8 @@ from tools.configs.detect import Installed
 from tools.contract import Context
 from tools.errors import ToolError
 from tools.findings import Finding
-from tools.stack import GPU, HOW_TO_GET, Package, PrimeRL, StackInput, StackResult, stack_info
+from tools.installed import Package, PrimeRL
+from tools.stack import GPU, HOW_TO_GET, StackInput, StackResult, stack_info
 from tools.training import records
 from tools.training.launch import (
     LaunchInput,

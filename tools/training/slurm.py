@@ -28,8 +28,8 @@ from tools.configs.detect import Installed
 from tools.contract import Context
 from tools.errors import ToolError
 from tools.findings import Finding
+from tools.installed import cli_version, find_prime_rl
 from tools.prime_runner import prime_environment
-from tools.stack import cli_version, find_prime_rl
 from tools.training import records
 from tools.training.launch import LaunchInput, LaunchResult, migration_problem, read_plan
 from tools.training.local import DRY_RUN_TIMEOUT, checkout_problems, child_environment, run_argv

@@ -1,0 +1,83 @@
+"""What is installed, asked the cheap way: a program's version, a prime-rl checkout on disk.
+
+Both `stack` and config detection (which dialect a checkout pins) use these probes.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from tools import process
+from tools.eras import Dialect, dialect_for_prime_rl
+from tools.errors import BadInput
+
+
+class Package(BaseModel):
+    version: str
+    path: str | None = Field(None, description="The executable or interpreter that was asked.")
+
+
+class PrimeRL(BaseModel):
+    path: str
+    version: str
+    dialect: Dialect
+    commit: str | None = None
+    found_by: str
+
+
+def cli_version(program: str, argv: list[str], environ: dict[str, str]) -> Package | None:
+    path = process.which(program, environ)
+    if not path:
+        return None
+    outcome = process.run([path, *argv], env=environ, timeout=60)
+    match = re.search(r"(\d+\.\d+(?:\.\d+)?\S*)", outcome.stdout)
+    if not outcome.ok or not match:
+        return None
+    return Package(version=match.group(1), path=path)
+
+
+def find_prime_rl(explicit: Path | None, workspace: Path, environ: dict[str, str]) -> PrimeRL | None:
+    if explicit is not None:
+        candidates = [(explicit, "--prime-rl")]
+    elif environ.get("RLPILOT_PRIME_RL"):
+        candidates = [(Path(environ["RLPILOT_PRIME_RL"]), "RLPILOT_PRIME_RL")]
+    else:
+        candidates = [(workspace, "current directory")]
+    path, found_by = candidates[0]
+    checkout = _read_prime_rl_checkout(path)
+    if checkout is None and found_by != "current directory":
+        raise BadInput(
+            "not-a-prime-rl-checkout",
+            f"{path} (from {found_by}) is not a prime-rl checkout: no pyproject.toml named prime-rl",
+            "point it at the folder you cloned prime-rl into",
+        )
+    if checkout is None:
+        return None
+    version, commit = checkout
+    return PrimeRL(path=str(path.resolve()), version=version, dialect=dialect_for_prime_rl(version),
+                   commit=commit, found_by=found_by)
+
+
+def _read_prime_rl_checkout(path: Path) -> tuple[str, str | None] | None:
+    try:
+        project = tomllib.loads((path / "pyproject.toml").read_text()).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    if project.get("name") != "prime-rl" or "version" not in project:
+        return None
+    return str(project["version"]), _git_commit(path / ".git")
+
+
+def _git_commit(git_dir: Path) -> str | None:
+    """The checked-out commit, read from the files so no git binary is needed."""
+    try:
+        head = (git_dir / "HEAD").read_text().strip()
+        if head.startswith("ref: "):
+            return (git_dir / head[5:]).read_text().strip()
+        return head
+    except OSError:
+        return None
