@@ -159,7 +159,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.envs.hub:env_install",
         Effect.LOCAL_WRITE,
         "Install an environment (local name or Hub id owner/name[@version]) into the workspace.",
-        slash="/install",
+        slash="/install", confirm=True, preview="tools.envs.hub:install_preview",
     ),
     ToolEntry(
         "env_status",

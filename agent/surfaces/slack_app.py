@@ -160,7 +160,7 @@ class SlackBot:
 
     def on_mention(self, event: dict[str, Any]) -> None:
         thread_ts = event.get("thread_ts") or event["ts"]
-        self._turn(event["channel"], thread_ts, event.get("text", ""), create=True)
+        self._turn(event["channel"], thread_ts, event.get("text", ""), event.get("user"), create=True)
 
     def on_message(self, event: dict[str, Any], context: dict[str, Any]) -> None:
         # A mention also arrives as a message; on_mention has it. Bots and edits are not turns.
@@ -168,9 +168,9 @@ class SlackBot:
             return
         if f"<@{context.get('bot_user_id')}>" in event.get("text", ""):
             return
-        self._turn(event["channel"], event["thread_ts"], event.get("text", ""), create=False)
+        self._turn(event["channel"], event["thread_ts"], event.get("text", ""), event.get("user"), create=False)
 
-    def _turn(self, channel: str, thread_ts: str, text: str, create: bool) -> None:
+    def _turn(self, channel: str, thread_ts: str, text: str, user: str | None, create: bool) -> None:
         session_id = self.session_for(channel, thread_ts, create)
         if session_id is None:
             return
@@ -182,16 +182,16 @@ class SlackBot:
             return
         store = Store(self.home)
         try:
-            self._run(store.open(session_id), channel, thread_ts, _MENTION.sub("", text).strip())
+            self._run(store.open(session_id), channel, thread_ts, _MENTION.sub("", text).strip(), user)
         finally:
             store.close()
             busy.release()
 
-    def _run(self, session: Session, channel: str, thread_ts: str, text: str) -> None:
+    def _run(self, session: Session, channel: str, thread_ts: str, text: str, user: str | None) -> None:
         thread = ThreadSurface(self, channel, thread_ts)
         client = model_client(self.endpoint, self.workspace, stream=False)
         agent = Agent(session, Surface(thread.emit, thread.ask), Context(workspace=self.workspace), client,
-                      self.tools)
+                      self.tools_for(user))
         start_conversation(agent)
         if text.startswith("/"):
             slash(agent, thread.emit, text)
@@ -199,6 +199,10 @@ class SlackBot:
             thread.emit({"type": "notice", "message": OFFLINE})
         elif text:
             agent.send(text)
+
+    def tools_for(self, user: str | None) -> list[Tool]:
+        """Someone off the allowlist may look, not change: read-only tools (inside the workspace, as always)."""
+        return self.tools if user in self.allowed else [tool for tool in self.tools if tool.effect is Effect.READ]
 
     def on_click(self, ack, body: dict[str, Any]) -> None:
         ack()

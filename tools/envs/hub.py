@@ -87,7 +87,8 @@ def _is_rlpilots_own(interpreter: Interpreter) -> bool:
 
 
 def _install_target(args: EnvInstallInput, ctx: Context) -> tuple[Path, list[str]]:
-    """The workspace's interpreter, created when the user asked; never rlpilot's own unless asked."""
+    """The interpreter an install goes into, and what must be made for it first (`pyproject.toml`,
+    `.venv`, only when the user asked): the workspace's, never rlpilot's own unless asked."""
     interpreter = workspace_interpreter(ctx.workspace, prime_environment(ctx.workspace))
     if args.into_rlpilot or not _is_rlpilots_own(interpreter):
         return interpreter.python, []
@@ -101,15 +102,52 @@ def _install_target(args: EnvInstallInput, ctx: Context) -> tuple[Path, list[str
                        f"does not install into its own ({interpreter.python})",
                        f"pass --create-venv to make {venv} (and a pyproject.toml where there is none), activate "
                        "one with VIRTUAL_ENV, or pass --into-rlpilot")
-    created = []
-    if not (ctx.workspace / "pyproject.toml").exists():
+    to_make = [] if (ctx.workspace / "pyproject.toml").exists() else ["pyproject.toml"]
+    return venv / "bin" / "python", to_make + ([] if venv.exists() else [".venv"])
+
+
+def _make(parts: list[str], ctx: Context) -> Path:
+    """Make the workspace's environment, as `_install_target` planned; return its interpreter."""
+    if "pyproject.toml" in parts:
         # The prime CLI, vf-eval and rlpilot find a .venv beside the nearest pyproject.toml.
         _uv(["init", "--bare", "--no-workspace", "--name", _project_name(ctx.workspace)], ctx)
-        created.append("pyproject.toml")
-    if not venv.exists():
-        _uv(["venv", "--quiet", "--python", sys.executable, str(venv)], ctx)
-        created.append(".venv")
-    return workspace_interpreter(ctx.workspace, prime_environment(ctx.workspace)).python, created
+    if ".venv" in parts:
+        _uv(["venv", "--quiet", "--python", sys.executable, str(ctx.workspace / ".venv")], ctx)
+    return workspace_interpreter(ctx.workspace, prime_environment(ctx.workspace)).python
+
+
+class EnvInstallPlan(ToolResult):
+    """What an install would put where: its code runs in that interpreter, so the user says yes first."""
+
+    env: str
+    source: Literal["local", "hub"]
+    version: str | None = Field(description="The version that would be installed, when known.")
+    folder: str | None = Field(None, description="A local environment's folder.")
+    python: str = Field(description="The interpreter it would be installed into.")
+    creates: list[str] = Field(default_factory=list, description="What would be made in the workspace first.")
+
+    def render(self) -> str:
+        origin = "from the Environments Hub" if self.source == "hub" else f"from {self.folder}"
+        lines = [f"install {self.env} {self.version or '(version unknown)'} {origin} into {self.python}",
+                 "its code will run there (at install and whenever the environment is loaded)"]
+        return "\n".join(lines + ([f"first creates {', '.join(self.creates)} in the workspace"]
+                                  if self.creates else []))
+
+
+def install_preview(args: EnvInstallInput, ctx: Context) -> EnvInstallPlan:
+    """`env install`'s preview: the same checks, the id and version, and the interpreter it goes into."""
+    ref = parse_env_ref(args.env)
+    folder = None if ref.is_hub else _local_dir_or_fail(ctx, ref)
+    python, creates = _install_target(args, ctx)
+    if folder is not None:
+        version = check_package(folder).version
+    elif ref.version:
+        version = ref.version
+    else:
+        version = env_status(EnvStatusInput(env=ref.hub_id), ctx).version
+        version = f"{version} (the latest)" if version else None
+    return EnvInstallPlan(env=ref.text, source="hub" if ref.is_hub else "local", version=version,
+                          folder=str(folder) if folder else None, python=str(python), creates=creates)
 
 
 def _project_name(workspace: Path) -> str:
@@ -128,6 +166,8 @@ def env_install(args: EnvInstallInput, ctx: Context) -> EnvInstallResult:
     ref = parse_env_ref(args.env)
     argv = install_argv(ref, None if ref.is_hub else _local_dir_or_fail(ctx, ref))
     python, created = _install_target(args, ctx)
+    if created:
+        python = _make(created, ctx)
     outcome = run_prime(argv, ctx, what=f"installing {ref.text}", timeout=INSTALL_TIMEOUT, check=False, stream=True)
     text = outcome.stdout
     # The CLI's closing summary ("Installed 1 environment:", then one "✓ name@version" each); uv's
