@@ -6,7 +6,13 @@ Verified against the real CLI (prime_cli/commands/rl.py, api/rl.py, api/training
 - `prime train validate` asks the platform for its runtime (POST /training/runs/prepare), builds
   that schema locally and validates; a platform without that endpoint answers 404/405 and then
   validates on submission only. `prime train CONFIG` runs the same validation itself.
-- `prime train models -o json` lists on-demand GPU types with their price per GPU-hour.
+- `prime train models -o json` lists the models cached on reserved clusters
+  (`available_fft_models[]`) and on-demand GPU types with their price per GPU-hour; an on-demand
+  run downloads a model that is not cached, so that list only restricts reserved-only accounts.
+  `prime train gpus -o json` lists the reserved GPU types (`{"gpuTypes": [...]}`).
+- `usage -o json`, `rollouts --step`, `progress`, `distributions` print JSON (the last three
+  always); `usage` prints its errors on stderr. `restart` asks unless `--force`; `components`
+  prints only a table.
 - `prime train stop` asks unless `--force`, then polls until the run is terminal (up to 180 s).
 - `-e NAME` reads the secret's value from our environment: only names appear in argv.
 """
@@ -34,6 +40,7 @@ DASHBOARD = "https://app.primeintellect.ai/dashboard/training"
 VALIDATE_TIMEOUT = 900.0  # the first validation builds the platform's schema environment
 LAUNCH_TIMEOUT = 300.0
 STOP_TIMEOUT = 240.0  # the CLI itself polls for up to 180 s
+ROLLOUTS_PER_PAGE = 100  # the CLI's own default page size
 
 
 def _by_name(secrets: list[str]) -> list[str]:
@@ -166,8 +173,8 @@ def get_argv(run: str) -> list[str]:
     return ["train", "get", run, "--output", "json"]
 
 
-def metrics_argv(run: str) -> list[str]:
-    return ["train", "metrics", run]
+def metrics_argv(run: str, min_step: int | None = None) -> list[str]:
+    return ["train", "metrics", run] + (["--min-step", str(min_step)] if min_step is not None else [])
 
 
 def logs_argv(run: str, component: str | None, tail: int) -> list[str]:
@@ -182,7 +189,7 @@ def _followed(argv: list[str], run: str, ctx: Context, what: str, timeout: float
               on_line: LineCallback | None = None) -> ProcessResult:
     outcome = run_prime(argv, ctx, what=what, timeout=timeout, check=False, on_line=on_line)
     if not outcome.ok:
-        if "404" in outcome.stdout:
+        if "404" in outcome.stdout + outcome.stderr:
             raise ToolError("run-not-found", f"Hosted Training has no run {run} for this account",
                             "list your runs with `prime train list`; a team run needs that team selected")
         raise ToolError("prime-failed", f"{what} failed: {error_lines(outcome)}", "retry in a minute")
@@ -249,6 +256,70 @@ def pause(run: str, ctx: Context) -> str:
 def resume(run: str, secrets: list[str], ctx: Context) -> dict[str, Any]:
     """Resume a PAUSED run as a new run (the platform's rule); its dispatch record, as `launch` gets."""
     return json_output(_followed(resume_argv(run, secrets), run, ctx, f"resuming {run}", timeout=LAUNCH_TIMEOUT))["run"]
+
+
+def gpus_argv() -> list[str]:
+    return ["train", "gpus", "--output", "json"]
+
+
+def usage_argv(run: str) -> list[str]:
+    return ["train", "usage", run, "--output", "json"]
+
+
+def progress_argv(run: str) -> list[str]:
+    return ["train", "progress", run]
+
+
+def rollouts_argv(run: str, step: int, num: int = ROLLOUTS_PER_PAGE) -> list[str]:
+    return ["train", "rollouts", run, "--step", str(step), "--num", str(num)]
+
+
+def distributions_argv(run: str, kind: str, step: int | None) -> list[str]:
+    return ["train", "distributions", run, "--type", kind] + (["--step", str(step)] if step is not None else [])
+
+
+def restart_argv(run: str) -> list[str]:
+    return ["train", "restart", run, "--force"]
+
+
+def components_argv(run: str) -> list[str]:
+    return ["train", "components", run]
+
+
+def read_json(argv: list[str], run: str, ctx: Context, what: str) -> Any:
+    return json_output(_followed(argv, run, ctx, what))
+
+
+def usage(run: str, ctx: Context) -> dict[str, Any]:
+    return read_json(usage_argv(run), run, ctx, f"reading the spend of {run}")
+
+
+def progress(run: str, ctx: Context) -> dict[str, Any]:
+    return read_json(progress_argv(run), run, ctx, f"reading the progress of {run}")
+
+
+def rollouts(run: str, step: int, ctx: Context) -> dict[str, Any]:
+    return read_json(rollouts_argv(run, step), run, ctx, f"reading the rollouts of {run} at step {step}")
+
+
+def distribution(run: str, kind: str, step: int | None, ctx: Context) -> dict[str, Any]:
+    return read_json(distributions_argv(run, kind, step), run, ctx, f"reading the {kind} histogram of {run}")
+
+
+def new_metrics(run: str, after: int | None, ctx: Context) -> list[dict[str, Any]]:
+    """The metric records past step `after` only: a watch never fetches the whole history again."""
+    start = None if after is None else after + 1
+    return read_json(metrics_argv(run, start), run, ctx, f"reading the new metrics of {run}")["metrics"]
+
+
+def restart(run: str, ctx: Context) -> str:
+    outcome = _followed(restart_argv(run), run, ctx, f"restarting {run}")
+    return next((line.removeprefix("Status:").strip() for line in outcome.stdout_tail if line.startswith("Status:")),
+                "restarting")
+
+
+def components(run: str, ctx: Context) -> list[str]:
+    return _followed(components_argv(run), run, ctx, f"listing the components of {run}").stdout_tail
 
 
 def secret_names() -> list[str]:
