@@ -171,6 +171,35 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Follow a run: diagnose new metrics as they come, report new findings, say when to stop it.",
     ),
     ToolEntry(
+        "train_usage",
+        ("train", "usage"),
+        "tools.training.spend:train_usage",
+        Effect.READ,
+        "What a hosted run has cost so far, per step, and what it will cost at max_steps.",
+    ),
+    ToolEntry(
+        "train_rollouts",
+        ("train", "rollouts"),
+        "tools.training.rollouts:train_rollouts",
+        Effect.READ,
+        "A hosted run's sampled rollouts at a step (worst, best, random), its reward and advantage histograms, "
+        "and signs of reward hacking with the samples that show them.",
+    ),
+    ToolEntry(
+        "train_components",
+        ("train", "components"),
+        "tools.training.runs:train_components",
+        Effect.READ,
+        "A hosted run's parts (orchestrator or trainer, env servers) and their status, for `train logs`.",
+    ),
+    ToolEntry(
+        "train_restart",
+        ("train", "restart"),
+        "tools.training.runs:train_restart",
+        Effect.EXTERNAL,
+        "Restart a running hosted run from its latest checkpoint (the steps after it are billed again).",
+    ),
+    ToolEntry(
         "train_eval",
         ("train", "eval"),
         "tools.training.serve:train_eval",

@@ -33,6 +33,7 @@ from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_envir
 from tools.process import LineCallback, ProcessResult
 from tools.training import records
 from tools.training.launch import LaunchInput, LaunchPlan, LaunchResult, migration_problem, read_plan
+from tools.training.offers import Offers, check_offers, read_offers
 
 # Secrets `prime train` forwards (`_collect_secrets`); any other name makes it refuse the run.
 FORWARDED_SECRETS = ("WANDB_API_KEY", "HF_TOKEN")
@@ -56,10 +57,6 @@ def validate_argv(config: Path) -> list[str]:
     return ["train", "validate", str(config), "--output", "json"]
 
 
-def models_argv() -> list[str]:
-    return ["train", "models", "--output", "json"]
-
-
 def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
     plan, problems, data = read_plan(args, ctx, "hosted", Installed())
     plan.where = "Prime Hosted Training (a dedicated cluster the platform picks)"
@@ -78,14 +75,17 @@ def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
     if not args.yes:
         with ThreadPoolExecutor(max_workers=2) as pool:
             validation = pool.submit(_validate, config, ctx)
-            prices = pool.submit(_prices, ctx)
+            offers = pool.submit(read_offers, ctx)
             plan.validation, invalid = validation.result()
-            _apply_price(plan, prices.result())
-        problems += invalid
+        problems += invalid + _priced(plan, offers.result())
         ready = not any(p.severity == "error" for p in problems)
         return LaunchResult(launched=False, plan=plan, problems=problems,
                             next="confirm with --yes to launch" if ready else "fix the errors, then run it again")
 
+    problems += _priced(plan, read_offers(ctx))
+    if any(p.severity == "error" for p in problems):
+        return LaunchResult(launched=False, plan=plan, problems=problems,
+                            next="fix the errors, then run the same command again")
     plan.validation = "checked by `prime train` before it submits"
     try:
         outcome = run_prime(launch_argv(config, plan.secrets), ctx, what=f"launching {config.name}",
@@ -146,24 +146,22 @@ def _validate(config: Path, ctx: Context) -> tuple[str, list[Finding]]:
                               fix=f"fix the config; `rlpilot config check {config}` explains most errors")]
 
 
-def _prices(ctx: Context) -> list[dict[str, Any]]:
-    outcome = run_prime(models_argv(), ctx, what="reading Hosted Training prices", check=False)
-    if not outcome.ok:
-        return []  # prices are shown where the platform reports them; the launch does not depend on them
-    return json_output(outcome).get("on_demand") or []
-
-
-def _apply_price(plan: LaunchPlan, on_demand: list[dict[str, Any]]) -> None:
-    offers = [o for o in on_demand if o.get("gpu_type") == plan.gpu_type] if plan.gpu_type else on_demand
-    if len(offers) == 1 or (offers and plan.gpu_type):
-        offer = offers[0]
-        plan.gpu_type = offer["gpu_type"]
-        plan.price_per_gpu_hour = offer.get("price_per_gpu_hour")
-        if plan.price_per_gpu_hour is not None:
-            plan.estimated_cost_per_hour = round(plan.price_per_gpu_hour * plan.gpus, 2)
-    elif offers:
-        plan.where += "; on-demand: " + ", ".join(f"{o['gpu_type']} ${o['price_per_gpu_hour']:.2f}/GPU-hour"
-                                                  for o in offers)
+def _priced(plan: LaunchPlan, offers: Offers) -> list[Finding]:
+    """Check the model and GPU type against the offers, and put the on-demand price on the plan."""
+    problems = check_offers(plan.model, plan.gpu_type, offers)
+    on_demand = offers.on_demand
+    matching = [o for o in on_demand if o.gpu_type == plan.gpu_type] if plan.gpu_type else on_demand
+    if len(matching) == 1:
+        plan.gpu_type = matching[0].gpu_type
+        plan.price_per_gpu_hour = matching[0].price_per_gpu_hour
+        plan.estimated_cost_per_hour = round(plan.price_per_gpu_hour * plan.gpus, 2)
+    elif matching:
+        plan.where += "; on-demand: " + ", ".join(f"{o.gpu_type} ${o.price_per_gpu_hour:.2f}/GPU-hour"
+                                                  f" (about ${o.price_per_gpu_hour * plan.gpus:.2f}/hour)"
+                                                  for o in matching)
+    elif plan.gpu_type and plan.gpu_type in (offers.gpu_types or []):
+        plan.where += f"; {plan.gpu_type} on your reserved capacity (billed by your allocation)"
+    return problems
 
 
 # -- following a run -------------------------------------------------------------------------
