@@ -66,6 +66,7 @@ class PrimeAPI:
         self.timelines: dict[str, Timeline] = {}
         self.models: list[dict[str, Any]] = []  # reserved capacity: {"name", "clusters": [{...}]}
         self.gpu_types: list[str] | None = ["H200_141GB"]  # None: the endpoint is not deployed (404)
+        self.broken: set[str] = set()  # paths that answer 500, as a platform in trouble does
         self.environments: dict[str, dict[str, Any]] = {}
         self.uploads: dict[str, bytes] = {}
         self.wheels: dict[str, bytes] = {}  # served at /files/<name> for hub installs
@@ -151,6 +152,8 @@ class PrimeAPI:
             return self._reply(handler, 401, {"detail": "unauthorized"})
         body = json.loads(raw) if raw else None
         record["body"] = body
+        if parsed.path in self.broken:
+            return self._reply(handler, 500, {"detail": "Internal Server Error"})
         for method, pattern, action in self._routes:
             match = pattern.fullmatch(parsed.path)
             if method == handler.command and match:

@@ -75,17 +75,14 @@ def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
     if not args.yes:
         with ThreadPoolExecutor(max_workers=2) as pool:
             validation = pool.submit(_validate, config, ctx)
-            offers = pool.submit(read_offers, ctx)
+            offers = pool.submit(read_offers, ctx, plan.gpu_type is not None)
             plan.validation, invalid = validation.result()
         problems += invalid + _priced(plan, offers.result())
         ready = not any(p.severity == "error" for p in problems)
         return LaunchResult(launched=False, plan=plan, problems=problems,
                             next="confirm with --yes to launch" if ready else "fix the errors, then run it again")
 
-    problems += _priced(plan, read_offers(ctx))
-    if any(p.severity == "error" for p in problems):
-        return LaunchResult(launched=False, plan=plan, problems=problems,
-                            next="fix the errors, then run the same command again")
+    # The offers were checked in the preview the user confirmed; the platform checks them again on submission.
     plan.validation = "checked by `prime train` before it submits"
     try:
         outcome = run_prime(launch_argv(config, plan.secrets), ctx, what=f"launching {config.name}",

@@ -3,6 +3,10 @@
 Without `--yes` nothing is launched: the result is the summary the user confirms (config,
 dialect, model, steps, GPUs, where it runs and, where known, what it costs) and every problem
 found, all at once. The gate layer shows that same summary before it passes `yes`.
+
+`--stage proof|smoke` launches a sibling of the config (`rl.proof.toml` beside `rl.toml`) that
+differs only in its step count, so a user pays minutes before hours; `--stage full` is the file
+as written. Each stage is a launch of its own, previewed and confirmed like any other.
 """
 
 from __future__ import annotations
@@ -14,15 +18,24 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from tools.configs.detect import Installed
-from tools.configs.document import load, lookup
+from tools.configs.document import load, lookup, splice
+from tools.configs.edit import atomic_write
 from tools.configs.eras import Dialect
 from tools.configs.lint import check_data
-from tools.contract import Arg, Context, ToolResult
+from tools.contract import Arg, BadInput, Context, ToolResult
 from tools.findings import Finding, errors, render
 
 # prime-rl's own defaults when `[deployment]` says nothing (prime-rl.md section 1.3).
 DEFAULT_TRAIN_GPUS = 1
 DEFAULT_INFER_GPUS = 1
+
+Stage = Literal["proof", "smoke", "full"]
+# The playbook: "start with conservative run length and inspect samples early". A proof run
+# shows the whole pipeline works end to end; a smoke run gives the first samples and curves.
+STAGE_STEPS: dict[str, int] = {"proof": 2, "smoke": 10}
+NEXT_STAGE: dict[str, str] = {"proof": "smoke", "smoke": "full"}
+# Where a config may set its step count: the rl entrypoint's shared key, and each part's own.
+STEP_KEYS = (["max_steps"], ["trainer", "max_steps"], ["orchestrator", "max_steps"])
 
 
 class LaunchPlan(BaseModel):
@@ -41,6 +54,7 @@ class LaunchPlan(BaseModel):
     validation: str = ""
     memory: str | None = Field(None, description="A rough per-GPU memory estimate (local runs).")
     command: list[str] = Field(default_factory=list)
+    stage: Stage | None = None
 
     @property
     def gpus(self) -> int:
@@ -53,7 +67,7 @@ class LaunchPlan(BaseModel):
             if self.estimated_cost_per_hour is not None:
                 cost += f", about ${self.estimated_cost_per_hour:.2f}/hour for {self.gpus} GPUs"
         lines = [
-            f"config      {self.config} ({self.dialect})",
+            f"config      {self.config} ({self.dialect})" + (f", stage {self.stage}" if self.stage else ""),
             f"model       {self.model or 'not set'}",
             f"steps       {self.max_steps if self.max_steps is not None else 'not set (prime-rl default)'}",
             f"gpus        {self.gpus} ({self.train_gpus} trainer + {self.infer_gpus} inference)"
@@ -79,6 +93,8 @@ class LaunchInput(BaseModel):
                       Field(description="hosted: Prime Hosted Training; local: prime-rl on this machine's GPUs.")]
     prime_rl: Annotated[Path | None, Arg(metavar="PATH"),
                         Field(description="The prime-rl checkout for a local run (default: RLPILOT_PRIME_RL).")] = None
+    stage: Annotated[Stage | None, Field(description="proof: 2 steps; smoke: 10 steps; full: the config as "
+                                                       "written. Each stage is launched from a sibling config.")] = None
     yes: Annotated[bool, Arg(user_decision=True), Field(description="Launch (the user confirmed the summary).")] = False
 
 
@@ -108,6 +124,12 @@ class LaunchResult(ToolResult):
 
 
 def train_launch(args: LaunchInput, ctx: Context) -> LaunchResult:
+    staged = staged_input(args, ctx)
+    result = _launch_on_target(staged, ctx)
+    return with_stage(result, args)
+
+
+def _launch_on_target(args: LaunchInput, ctx: Context) -> LaunchResult:
     # Imported here so that each target's dependencies load only when it is used.
     if args.target == "hosted":
         from tools.training.hosted import launch_hosted
@@ -116,6 +138,49 @@ def train_launch(args: LaunchInput, ctx: Context) -> LaunchResult:
     from tools.training.local import launch_local
 
     return launch_local(args, ctx)
+
+
+# -- staged runs ------------------------------------------------------------------------------
+
+
+def staged_input(args: LaunchInput, ctx: Context) -> LaunchInput:
+    """The input with the stage's sibling config in place of the config (unchanged for full or no stage)."""
+    if args.stage not in STAGE_STEPS:
+        return args
+    return args.model_copy(update={"config": stage_config(ctx.resolve(args.config), args.stage)})
+
+
+def stage_config(path: Path, stage: str) -> Path:
+    """Write `<stem>.<stage>.toml` beside `path`: the same bytes but the step count, set wherever the file sets it.
+
+    Derived afresh from the config each time, so a preview and its launch write the same file
+    unless the config itself changed in between.
+    """
+    steps = STAGE_STEPS[stage]
+    config = load(path)
+    text = config.text
+    present = [parts for parts in STEP_KEYS if lookup(config.data, ".".join(parts)) is not None] or [["max_steps"]]
+    for parts in present:
+        edited = splice(text, parts, steps)
+        if edited is None:
+            raise BadInput("stage-unwritable", f"{path}: {'.'.join(parts)} is not written as a plain key, so the "
+                           f"{stage} stage cannot set it", f"write {'.'.join(parts)} = N on a line of its own")
+        text = edited
+    sibling = path.with_name(f"{path.stem}.{stage}.toml")
+    if not sibling.exists() or sibling.read_text(encoding="utf-8") != text:
+        atomic_write(sibling, text)
+    return sibling
+
+
+def with_stage(result: LaunchResult, args: LaunchInput) -> LaunchResult:
+    if args.stage is None:
+        return result
+    result.plan.stage = args.stage
+    following = NEXT_STAGE.get(args.stage)
+    if result.launched and following:
+        result.next += (f"; when it ends cleanly and its samples look right, the next stage: `rlpilot train launch "
+                        f"{args.config} --{args.target} --stage {following}`")
+    return result
 
 
 def read_plan(args: LaunchInput, ctx: Context, target: Literal["hosted", "local"],

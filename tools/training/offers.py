@@ -69,11 +69,14 @@ class Offers(BaseModel):
         return sorted({*(self.gpu_types or []), *(o.gpu_type for o in self.on_demand), *cached} - {None})
 
 
-def read_offers(ctx: Context) -> Offers:
+def read_offers(ctx: Context, with_gpus: bool) -> Offers:
+    """Both lists; the reserved GPU types only `with_gpus` (a config that names a GPU type), the
+    on-demand ones always, since they carry the prices."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         models = pool.submit(_read, MODELS_ARGV, ModelsList, ctx)
-        gpus = pool.submit(_read, GPUS_ARGV, GpusList, ctx)
-        (model_list, model_problem), (gpu_list, gpu_problem) = models.result(), gpus.result()
+        gpus = pool.submit(_read, GPUS_ARGV, GpusList, ctx) if with_gpus else None
+        model_list, model_problem = models.result()
+        gpu_list, gpu_problem = gpus.result() if gpus else (None, None)
     return Offers(models=model_list, gpu_types=gpu_list.gpuTypes if gpu_list else None,
                   unread=[p for p in (model_problem, gpu_problem) if p])
 
