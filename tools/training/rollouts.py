@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
@@ -35,6 +36,7 @@ REPEATED_SHARE = 0.5  # half a reply's lines (or 4-word runs) are repeats of ear
 SHRINK_RATIO = 1 / 3  # replies shrank to a third of the earliest sampled step's while the reward rose
 SIGN_SHARE = 0.5  # a sign counts when at least half the scoring replies show it
 SHOWN = 3  # samples given with a finding
+HISTOGRAMS = ("rewards", "advantages")  # `prime train distributions --type`
 
 _TAGS = re.compile(r"<(?P<tag>answer|final|result|boxed)>.*?</(?P=tag)>|\\boxed\{[^}]*\}", re.IGNORECASE | re.DOTALL)
 
@@ -96,12 +98,14 @@ def train_rollouts(args: RolloutsInput, ctx: Context) -> RolloutsResult:
     step = args.step if args.step is not None else (sampled[-1] if sampled else progress.get("latest_step"))
     if step is None:
         return RolloutsResult(run=args.run, step=0, which=args.which, rollouts=0, samples=[])
-    samples = read_samples(hosted.rollouts(args.run, step, ctx).get("samples") or [])
-    earlier = None
-    if sampled and sampled[0] < step:
-        earlier = read_samples(hosted.rollouts(args.run, sampled[0], ctx).get("samples") or [])
-    histograms = [read_histogram(kind, hosted.distribution(args.run, kind, step, ctx)) for kind in ("rewards",
-                                                                                                    "advantages")]
+    first = sampled[0] if sampled and sampled[0] < step else None
+    with ThreadPoolExecutor(max_workers=4) as pool:  # CLI calls of a second or more each
+        now = pool.submit(hosted.rollouts, args.run, step, ctx)
+        then = pool.submit(hosted.rollouts, args.run, first, ctx) if first is not None else None
+        kinds = [(kind, pool.submit(hosted.distribution, args.run, kind, step, ctx)) for kind in HISTOGRAMS]
+        samples = read_samples(now.result().get("samples") or [])
+        earlier = read_samples(then.result().get("samples") or []) if then else None
+        histograms = [read_histogram(kind, answer.result()) for kind, answer in kinds]
     rollouts = [Rollout(example=s.example, reward=s.reward, error=s.error, line=s.line) for s in samples]
     shown = [_shown(samples[r.line]) for r in choose(rollouts, args.n, args.which, seed=0)]
     findings = [f for f in (hacking_evidence(samples, step, earlier), spread_finding(histograms, step)) if f]

@@ -332,8 +332,10 @@ def train_restart(args: RestartInput, ctx: Context) -> RestartResult:
     """Restart a RUNNING hosted run from its latest checkpoint (the platform's rule: later runs lost theirs)."""
     hosted_only(args.run, ctx, "restart", f"stop it with `rlpilot train stop {args.run}` and launch it again with "
                 "prime-rl's `--resume` pointed at its checkpoints")
-    run = hosted.get_run(args.run, ctx)
-    ready = [c["step"] for c in hosted.checkpoints(args.run, ctx) if c.get("status") == "READY"]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        fetched = pool.submit(hosted.get_run, args.run, ctx)
+        listed = pool.submit(hosted.checkpoints, args.run, ctx)
+        run, ready = fetched.result(), [c["step"] for c in listed.result() if c.get("status") == "READY"]
     since = f"from its checkpoint at step {max(ready)}" if ready else "from its latest checkpoint (none READY yet)"
     summary = (f"the same run {args.run} restarts {since}; the steps after it are trained (and billed) again")
     if run["status"] != "RUNNING":
