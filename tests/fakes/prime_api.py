@@ -40,6 +40,7 @@ class Timeline:
     usd_per_step: float
     seconds_per_step: float
     start: str
+    reads: int = 0
 
     def at(self, step: int) -> str:
         begin = datetime.fromisoformat(self.start.replace("Z", "+00:00"))
@@ -235,9 +236,14 @@ class PrimeAPI:
         return 200, {"gpuTypes": self.gpu_types}
 
     def grow(self, run: str, rows: list[dict[str, Any]], *, per_read: int, usd_per_step: float,
-             seconds_per_step: float = 60.0, start: str = NOW) -> None:
-        """Give `run` a timeline: each metrics read reveals `per_read` more of `rows`."""
-        self.timelines[run] = Timeline(rows, per_read, usd_per_step, seconds_per_step, start)
+             seconds_per_step: float = 60.0, start: str = NOW, hang_after: int | None = None) -> None:
+        """Give `run` a timeline: each metrics read reveals `per_read` more of `rows`.
+
+        With `hang_after`, the steps stop coming after that many rows while the platform keeps
+        hearing from the run (its `last_updated_at` moves on by `per_read` step times a read).
+        """
+        self.timelines[run] = Timeline(rows[:hang_after] if hang_after else rows, per_read, usd_per_step,
+                                       seconds_per_step, start)
         self.metrics[run] = []
 
     def _advance(self, run: str) -> None:
@@ -246,9 +252,9 @@ class PrimeAPI:
             return
         shown = self.metrics[run]
         shown.extend(timeline.rows[len(shown):len(shown) + timeline.per_read])
+        timeline.reads += 1
         self.spend[run] = round(len(shown) * timeline.usd_per_step, 4)
-        if shown:
-            self.last_updated[run] = timeline.at(shown[-1]["step"])
+        self.last_updated[run] = timeline.at(timeline.reads * timeline.per_read)
 
     def _metrics(self, run: str, query: dict[str, list[str]], **_: Any) -> tuple[int, Any]:
         self._advance(run)

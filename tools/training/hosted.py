@@ -19,6 +19,7 @@ Verified against the real CLI (prime_cli/commands/rl.py, api/rl.py, api/training
 
 from __future__ import annotations
 
+import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -304,7 +305,14 @@ def distribution(run: str, kind: str, step: int | None, ctx: Context) -> dict[st
 def new_metrics(run: str, after: int | None, ctx: Context) -> list[dict[str, Any]]:
     """The metric records past step `after` only: a watch never fetches the whole history again."""
     start = None if after is None else after + 1
-    return read_json(metrics_argv(run, start), run, ctx, f"reading the new metrics of {run}")["metrics"]
+    lines: list[str] = []  # every line: the first read of a long run is far longer than the kept tail
+    _followed(metrics_argv(run, start), run, ctx, f"reading the new metrics of {run}",
+              on_line=lambda stream, line: lines.append(line) if stream == "stdout" else None)
+    try:
+        return json.loads("\n".join(lines))["metrics"]
+    except (ValueError, KeyError, TypeError):
+        raise ToolError("prime-output-unreadable", f"`prime train metrics {run}` printed no metrics JSON",
+                        "check `prime --version` (rlpilot is tested with 0.18.0)") from None
 
 
 def restart(run: str, ctx: Context) -> str:
