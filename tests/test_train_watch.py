@@ -7,12 +7,14 @@ metrics read reveals the next steps, and the spend and `last_updated_at` follow.
 from __future__ import annotations
 
 import json
+import queue
 from pathlib import Path
 
 from diagnose_support import make_run, rows
 from fakes.prime_api import PrimeAPI
 from ops_support import prime_env, rlpilot, use_env
 
+from agent.watching import BackgroundWatch
 from tools.contract import Context
 from tools.diagnose.readers import read
 from tools.training.watch import FileSource, HostedSource, Watcher, WatchInput, train_watch
@@ -120,3 +122,26 @@ def test_steps_that_stop_coming_while_the_platform_hears_from_the_run_are_a_stal
     # every metrics read after the first asked only for the steps past the last one held
     asked = [r["query"].get("min_step") for r in api.seen("GET", "/api/v1/rft/runs/run-s/metrics")]
     assert asked[0] is None and all(a is not None for a in asked[1:])
+
+
+def test_a_background_watch_hands_over_each_new_event_while_the_caller_goes_on(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.touch()
+    arrived: queue.Queue = queue.Queue()
+    watch = BackgroundWatch(Watcher("local3", FileSource(path)), every=0.05, on_event=arrived.put).start()
+    _append(path, make_run(120, reward_mean=0.0), 0)  # the run goes on while the watch polls
+    event = arrived.get(timeout=30)
+    while event.code != "flat-reward":
+        event = arrived.get(timeout=30)
+    assert event.stop and event.kind == "finding"
+    watch.stop()
+    assert not watch.alive  # the event that asks for a decision ends the watch; stop() is then harmless
+
+
+def test_a_background_watch_stops_when_asked(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    _append(path, make_run(60), 0)
+    watch = BackgroundWatch(Watcher("local4", FileSource(path)), every=0.05, on_event=lambda e: None).start()
+    assert watch.alive
+    watch.stop()
+    assert not watch.alive and watch.watcher.polls >= 1
