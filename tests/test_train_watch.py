@@ -105,18 +105,21 @@ def test_on_the_command_line_yes_answers_the_stop_question_of_a_projected_oversp
     assert result["stopped"]["status"] == "STOPPED" and api.seen("PUT", "/api/v1/rft/runs/run-y/stop")
 
 
-def test_steps_that_stop_coming_while_the_platform_hears_from_the_run_are_a_stall(tmp_path, monkeypatch):
+def test_a_stall_from_the_platform_clock_and_new_samples_read_for_reward_hacking(tmp_path, monkeypatch):
     with PrimeAPI() as api:
         use_env(monkeypatch, prime_env(tmp_path / "home", api))
         _hosted_run(api, "run-s", max_steps=400)
+        bare = {"completion": [{"role": "assistant", "content": "<answer>7</answer>"}], "reward": 1.0}
+        api.samples["run-s"] = {5: [bare] * 6 + [{**bare, "reward": 0.0, "completion": "I think it over " * 5}]}
         api.grow("run-s", _healthy_rows(400), per_read=10, usd_per_step=0.0, seconds_per_step=60, hang_after=10)
         watcher = Watcher("run-s", HostedSource("run-s", Context(workspace=tmp_path), with_spend=False))
-        stalls = []
-        for _ in range(8):
-            stalls = [e for e in watcher.poll() if e.code == "stalled"]
-            if stalls:
-                break
-    [stall] = stalls
+        seen = []
+        while watcher.polls < 8 and not any(e.code == "stalled" for e in seen):
+            seen += watcher.poll()
+    [stall] = [e for e in seen if e.code == "stalled"]
+    # the sampled rollouts were read as they appeared, for reward hacking
+    [hacking] = [e for e in seen if e.code == "reward-hacking-suspected"]
+    assert hacking.at_step == 5 and "rlpilot train rollouts run-s --step 5" in hacking.summary
     assert stall.at_step == 10 and stall.stop and "steps took 60 s" in stall.summary
     assert watcher.last_step == 10
     # every metrics read after the first asked only for the steps past the last one held

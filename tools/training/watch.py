@@ -37,8 +37,10 @@ from tools.diagnose.configkeys import ConfigView, open_config
 from tools.diagnose.readers import read_prime_train_metrics
 from tools.diagnose.series import Bad, Collector
 from tools.diagnose.tool import judge
+from tools.evals.samples import Sample
 from tools.findings import Severity
 from tools.training import hosted, local, records
+from tools.training.rollouts import TrainingFinding, hacking_evidence, read_samples
 from tools.training.runs import RunArg, RunInput, StopResult, train_stop
 from tools.training.spend import Spend, spend_from
 
@@ -96,6 +98,7 @@ class Snapshot:
     latest_step: int | None = None
     updated_at: datetime | None = None  # the platform's clock
     spend: Spend | None = None
+    sampled: list[TrainingFinding] = field(default_factory=list)  # read from newly sampled rollouts
 
 
 class Source(Protocol):
@@ -145,6 +148,8 @@ class HostedSource:
     def __init__(self, run: str, ctx: Context, with_spend: bool):
         self.run, self.ctx, self.with_spend = run, ctx, with_spend
         self.last_step: int | None = None
+        self.last_sampled: int | None = None
+        self.first_samples: list[Sample] | None = None
 
     def read(self) -> Snapshot:
         with ThreadPoolExecutor(max_workers=4) as pool:  # CLI calls of a second or more each
@@ -162,7 +167,22 @@ class HostedSource:
         spend = spend_from(usage_data, latest, run_data.get("max_steps")) if usage_data else None
         return Snapshot(status=run_data["status"], running=run_data["status"] in _HOSTED_ACTIVE,
                         max_steps=run_data.get("max_steps"), rows=new_rows, latest_step=latest,
-                        updated_at=_when(progress_data.get("last_updated_at")), spend=spend)
+                        updated_at=_when(progress_data.get("last_updated_at")), spend=spend,
+                        sampled=self._read_samples(progress_data.get("steps_with_samples") or []))
+
+    def _read_samples(self, sampled: list[int]) -> list[TrainingFinding]:
+        """Reward hacking read from the rollouts of each newly sampled step, against the first one sampled."""
+        newest = max(sampled, default=None)
+        if newest is None or (self.last_sampled is not None and newest <= self.last_sampled):
+            return []
+        self.last_sampled = newest
+        samples = read_samples(hosted.rollouts(self.run, newest, self.ctx).get("samples") or [])
+        if self.first_samples is None:
+            first = min(sampled)
+            self.first_samples = samples if first == newest else read_samples(
+                hosted.rollouts(self.run, first, self.ctx).get("samples") or [])
+        found = hacking_evidence(samples, newest, self.first_samples if min(sampled) < newest else None)
+        return [found] if found else []
 
 
 def _when(value: Any) -> datetime | None:
@@ -258,7 +278,7 @@ class Watcher:
                 self.clock.step_seen(row["step"], at)
         if snapshot.latest_step is not None and snapshot.updated_at is not None:
             self.clock.step_seen(snapshot.latest_step, snapshot.updated_at)
-        events = self._findings(snapshot) + self._budget(snapshot) + self._stall(snapshot)
+        events = self._findings(snapshot) + self._sampled(snapshot) + self._budget(snapshot) + self._stall(snapshot)
         if not snapshot.running:
             events.append(WatchEvent(kind="ended", code="ended", severity="info", at_step=self.last_step,
                                      summary=f"the run is {snapshot.status}"))
@@ -277,6 +297,11 @@ class Watcher:
         return [WatchEvent(kind="finding", code=f.code, severity=f.severity, at_step=self.last_step,
                            summary=f.summary, stop_when=f.stop_when, stop=f.severity == "error" and snapshot.running)
                 for f in judge(self.so_far.run, self.config) if f.code != "healthy"]
+
+    def _sampled(self, snapshot: Snapshot) -> list[WatchEvent]:
+        return [WatchEvent(kind="finding", code=f.code, severity=f.severity, at_step=f.at_step,
+                           summary=f"{f.summary} (`rlpilot train rollouts {self.run} --step {f.at_step}`)")
+                for f in snapshot.sampled]
 
     def _budget(self, snapshot: Snapshot) -> list[WatchEvent]:
         spend, budget = snapshot.spend, self.budget_usd
