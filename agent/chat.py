@@ -154,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
 def slash(agent: Agent, emit: Callable[[dict[str, Any]], None], text: str) -> None:
     """Run a slash command: the tool's CLI arguments, through the same gates as the model's calls."""
     name, *argv = shlex.split(text)
+    if name == "/watch":  # a watch that keeps watching, in the background of the conversation
+        from agent.watching import watch_in_background
+
+        return watch_in_background(agent.ctx, emit, argv)
     if name == "/help" or name not in SLASH:
         lines = [f"{command:<11} rlpilot {' '.join(agent.tools[tool].entry.command)} ..."
                  for command, tool in SLASH.items() if tool in agent.tools]

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
-from tools.contract import Context, ToolError
-from tools.training.watch import Watcher, WatchEvent, every_seconds, watcher_for
+from tools.catalog import by_name
+from tools.contract import Context, ToolError, load
+from tools.training.watch import Watcher, WatchEvent, WatchInput, every_seconds, watcher_for
 
 OnEvent = Callable[[WatchEvent], None]
 OnError = Callable[[ToolError], None]
@@ -93,3 +96,31 @@ class Watches:
     def running(self) -> list[str]:
         with self._lock:
             return [run for run, watch in self._watches.items() if watch.alive]
+
+
+WATCHES = Watches()  # this process's: a terminal chat, or a Slack app serving many threads
+
+
+def watch_in_background(ctx: Context, emit: Callable[[dict[str, Any]], None], argv: list[str]) -> None:
+    """`/watch RUN [--budget-usd X] [--every 5m]` in a chat: each new event comes to `emit` while the chat goes on.
+
+    Events go out as the foreground `train watch` sends them (a log event with its `finding`), so
+    every surface already shows them: the terminal prints them, Slack posts them to the thread.
+    """
+    from agent.tool_cli import parse_arguments
+
+    try:
+        args = WatchInput.model_validate(parse_arguments(load(by_name("train_watch")), argv)[0])
+
+        def on_event(event: WatchEvent) -> None:
+            decision = " This needs your decision: ask me to stop the run (you confirm it)." if event.stop else ""
+            emit({"type": "log", "line": event.line() + decision, "finding": event.model_dump()})
+
+        WATCHES.start(args.run, replace(ctx, confined=True), on_event, every=args.every, budget_usd=args.budget_usd,
+                      on_error=lambda error: emit({"type": "error", "message": f"watching: {error.one_line()}"}))
+    except ToolError as error:
+        emit({"type": "error", "message": error.one_line()})
+        return
+    except SystemExit:  # argparse has said what is wrong with the arguments
+        return
+    emit({"type": "notice", "message": f"watching {args.run} in the background: new findings come here"})
