@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from agent_support import Recorder, make_agent
+from fakes.openai_server import Reply, ScriptedOpenAIServer
 from fakes.prime_api import PrimeAPI
 from ops_support import prime_env, prime_parses, rlpilot, use_env
 
@@ -40,6 +42,21 @@ def test_usage_says_the_cost_so_far_per_step_and_at_max_steps(tmp_path):
     spend = json.loads(done.stdout)["spend"]
     assert (spend["total_usd"], spend["steps"], spend["usd_per_step"], spend["projected_usd"]) == (2.5, 50, 0.05, 10.0)
     assert (spend["training_usd"], spend["inference_usd"]) == (1.75, 0.75)
+
+
+def test_the_report_includes_the_spend_the_session_read(tmp_path, monkeypatch):
+    with PrimeAPI() as api, ScriptedOpenAIServer(lambda request: Reply("")) as model:
+        use_env(monkeypatch, prime_env(tmp_path / "home", api))
+        _run(api, "run-p", max_steps=100)
+        api.metrics["run-p"] = [{"step": s} for s in range(1, 21)]
+        api.spend["run-p"] = 1.0
+        recorder = Recorder()
+        agent = make_agent(tmp_path, model.base_url, ["train_usage", "report"], recorder)
+        agent.run_tool(agent.tools["train_usage"], {"run": "run-p"})
+        agent.run_tool(agent.tools["report"], {})
+    [spend] = recorder.of_type("report")[0]["report"]["observed"]["spend"]
+    assert (spend["run"], spend["total_usd"], spend["projected_usd"]) == ("run-p", 1.0, 5.0)
+    assert "spend of run run-p: $1.00 so far, about $5.00 at 100 steps" in recorder.of_type("tool_result")[-1]["text"]
 
 
 def test_a_run_without_steps_has_no_projection_and_a_finished_run_projects_what_it_cost():
