@@ -8,7 +8,7 @@ from ops_support import prime_env, prime_parses, use_env
 from tools.contract import Context
 from tools.evals.samples import Sample
 from tools.training import hosted
-from tools.training.rollouts import RolloutsInput, hacking_evidence, train_rollouts
+from tools.training.rollouts import Histogram, RolloutsInput, hacking_evidence, spread_finding, train_rollouts
 
 REASONING = ("First reverse each word: the input is 'stressed desserts'. Reading it from the end, letter by "
              "letter, gives 'stressed' again, so the reply keeps the order and checks the spaces. ")
@@ -58,6 +58,14 @@ def test_a_run_whose_reward_rises_by_gaming_the_rubric_is_named_with_the_samples
     assert {q["step"][0] for q in (r["query"] for r in api.seen("GET", "/api/v1/rft/runs/run-h/samples"))} == {
         "10", "90"}
     assert "reward-hacking-suspected" in result.render()
+
+
+def test_rewards_with_no_spread_teach_nothing():
+    one_bin = Histogram(kind="rewards", step=7, bins=[(0.0, 0.1, 0), (0.9, 1.0, 64)])
+    found = spread_finding([one_bin], 7)
+    assert found is not None and found.code == "zero-advantage-dominant" and "one reward bin" in found.summary
+    spread = Histogram(kind="rewards", step=7, bins=[(0.0, 0.1, 30), (0.9, 1.0, 34)])
+    assert spread_finding([spread], 7) is None
 
 
 def test_honest_replies_raise_no_hacking_finding():

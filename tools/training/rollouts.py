@@ -148,14 +148,17 @@ def _first(entry: dict[str, Any], *keys: str) -> float | None:
 
 
 def spread_finding(histograms: list[Histogram], step: int) -> TrainingFinding | None:
-    """Most rollouts with a zero advantage: the step teaches little (diagnosis's trainable share, read per step)."""
-    advantages = next((h for h in histograms if h.kind == "advantages"), None)
-    share = advantages.share_at_zero() if advantages else None
-    if share is None or share <= 1 - TRAINABLE:
+    """Most rollouts teach nothing: a zero advantage, or rewards with no spread at all (diagnosis' trainable share)."""
+    by_kind = {h.kind: h for h in histograms}
+    share = by_kind["advantages"].share_at_zero() if "advantages" in by_kind else None
+    if share is not None and share > 1 - TRAINABLE:
+        why = f"{share:.0%} of the rollouts at step {step} have a zero advantage"
+    elif "rewards" in by_kind and len([b for b in by_kind["rewards"].bins if b[2]]) == 1:
+        share, why = 1.0, f"every rollout at step {step} scored in one reward bin"
+    else:
         return None
     return TrainingFinding(code="zero-advantage-dominant", severity="warning", at_step=step,
-                           summary=f"{share:.0%} of the rollouts at step {step} have a zero advantage: their groups "
-                                   "all scored alike, so they teach nothing",
+                           summary=f"{why}: their groups scored alike, so they teach nothing",
                            evidence={"zero_advantage_share": share, "threshold": 1 - TRAINABLE})
 
 
