@@ -24,6 +24,7 @@ import re
 import statistics
 import time
 from bisect import bisect_right
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -108,12 +109,16 @@ class Source(Protocol):
 
 
 class FileSource:
-    """A metrics.jsonl that grows: each read parses the complete lines past the last offset."""
+    """A metrics.jsonl that grows: each read parses the complete lines past the last offset.
+
+    `path` may be a function that finds the file: a run that just started has written none yet.
+    """
 
     target = "local"
 
-    def __init__(self, path: Path | None, status: Any = None):
-        self.path = path
+    def __init__(self, path: Path | Callable[[], Path | None] | None, status: Any = None):
+        self._find = path if callable(path) else (lambda: path)
+        self.path: Path | None = None
         self.offset = 0
         self._status = status or (lambda: ("running", True))
 
@@ -122,6 +127,7 @@ class FileSource:
         return Snapshot(status=status, running=running, rows=self._new_rows())
 
     def _new_rows(self) -> list[dict[str, Any]]:
+        self.path = self.path or self._find()
         if self.path is None or not self.path.exists():
             return []
         with self.path.open("rb") as handle:
@@ -349,7 +355,7 @@ def watcher_for(run: str, ctx: Context, budget_usd: float | None = None) -> Watc
             state = local.state(record, ctx.workspace)
             return state, state == "running"
 
-        return Watcher(run, FileSource(local.metrics_file(record, ctx.workspace), status), config=config)
+        return Watcher(run, FileSource(lambda: local.metrics_file(record, ctx.workspace), status), config=config)
     return Watcher(run, HostedSource(run, ctx, with_spend=budget_usd is not None), budget_usd=budget_usd,
                    config=config)
 
