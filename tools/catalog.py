@@ -168,7 +168,8 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("train", "watch"),
         "tools.training.watch:train_watch",
         Effect.READ,
-        "Follow a run: diagnose new metrics as they come, report new findings, say when to stop it.",
+        "Follow a run: diagnose new metrics as they come, report new findings, spend against a budget and "
+        "stalls; end with the stop question when it needs a decision.",
     ),
     ToolEntry(
         "train_usage",
