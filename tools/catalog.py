@@ -168,37 +168,35 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("train", "watch"),
         "tools.training.watch:train_watch",
         Effect.READ,
-        "Follow a run: diagnose new metrics as they come, report new findings, spend against a budget and "
-        "stalls; end with the stop question when it needs a decision.",
+        "Follow a run: new findings, spend against a budget, stalls; ends with the stop question when needed.",
     ),
     ToolEntry(
         "train_usage",
         ("train", "usage"),
         "tools.training.spend:train_usage",
         Effect.READ,
-        "What a hosted run has cost so far, per step, and what it will cost at max_steps.",
+        "A hosted run's spend so far, per step, and projected at max_steps.",
     ),
     ToolEntry(
         "train_rollouts",
         ("train", "rollouts"),
         "tools.training.rollouts:train_rollouts",
         Effect.READ,
-        "A hosted run's sampled rollouts at a step (worst, best, random), its reward and advantage histograms, "
-        "and signs of reward hacking with the samples that show them.",
+        "A hosted run's sampled rollouts at a step, reward/advantage histograms, reward-hacking signs.",
     ),
     ToolEntry(
         "train_components",
         ("train", "components"),
         "tools.training.runs:train_components",
         Effect.READ,
-        "A hosted run's parts (orchestrator or trainer, env servers) and their status, for `train logs`.",
+        "A hosted run's parts and their status.",
     ),
     ToolEntry(
         "train_restart",
         ("train", "restart"),
         "tools.training.runs:train_restart",
         Effect.EXTERNAL,
-        "Restart a running hosted run from its latest checkpoint (the steps after it are billed again).",
+        "Restart a running hosted run from its latest checkpoint.",
     ),
     ToolEntry(
         "train_eval",

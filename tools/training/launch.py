@@ -93,8 +93,7 @@ class LaunchInput(BaseModel):
                       Field(description="hosted: Prime Hosted Training; local: prime-rl on this machine's GPUs.")]
     prime_rl: Annotated[Path | None, Arg(metavar="PATH"),
                         Field(description="The prime-rl checkout for a local run (default: RLPILOT_PRIME_RL).")] = None
-    stage: Annotated[Stage | None, Field(description="proof: 2 steps; smoke: 10 steps; full: the config as "
-                                                       "written. Each stage is launched from a sibling config.")] = None
+    stage: Annotated[Stage | None, Field(description="proof: 2 steps, smoke: 10, full: as written.")] = None
     yes: Annotated[bool, Arg(user_decision=True), Field(description="Launch (the user confirmed the summary).")] = False
 
 

@@ -43,9 +43,9 @@ _TAGS = re.compile(r"<(?P<tag>answer|final|result|boxed)>.*?</(?P=tag)>|\\boxed\
 
 class RolloutsInput(BaseModel):
     run: RunArg
-    step: Annotated[int | None, Field(ge=0, description="The step (default: the latest one with samples).")] = None
-    n: Annotated[int, Field(ge=1, le=50, description="How many rollouts to show.")] = 5
-    which: Annotated[Which, Field(description="worst (lowest reward first), best, or random.")] = "worst"
+    step: Annotated[int | None, Field(ge=0, description="Default: the latest sampled step.")] = None
+    n: Annotated[int, Field(ge=1, le=50)] = 5
+    which: Which = "worst"
 
 
 class Histogram(BaseModel):

@@ -62,9 +62,8 @@ class WatchInput(BaseModel):
     every: Annotated[str, Field(description="How often to check: 30s, 5m, 1h.")] = "5m"
     rounds: Annotated[int | None, Field(ge=1, description="Stop watching after this many checks "
                                                         "(default: until the run ends or needs a decision).")] = None
-    budget_usd: Annotated[float | None, Field(gt=0, description="End with the stop question when the spend, or "
-                                                                "the spend projected to max_steps, reaches this "
-                                                                "many USD (hosted runs).")] = None
+    budget_usd: Annotated[float | None, Field(gt=0, description="USD: the stop question when the spend or the "
+                                                                "projected spend reaches it.")] = None
     yes: Annotated[bool, Arg(user_decision=True), Field(
         description="Stop the run if the watch ends with the stop question (the user's answer, given ahead).")] = False
 
