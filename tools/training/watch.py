@@ -18,13 +18,12 @@ Stalls are judged from the platform's own clock, never this machine's: the step 
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import statistics
 import time
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,7 +34,7 @@ from pydantic import BaseModel, Field
 
 from tools.contract import Arg, BadInput, Context, ToolResult
 from tools.diagnose.configkeys import ConfigView, open_config
-from tools.diagnose.readers import read_prime_train_metrics
+from tools.diagnose.readers import read_metrics_jsonl
 from tools.diagnose.series import Bad, Collector
 from tools.diagnose.tool import judge
 from tools.evals.samples import Sample
@@ -94,7 +93,8 @@ class Snapshot:
     status: str
     running: bool
     max_steps: int | None = None
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    lines: Iterable[str] = ()  # the new metric rows, one JSON object a line, read once
+    step_times: list[tuple[int, datetime]] = field(default_factory=list)  # from the rows' own timestamps
     latest_step: int | None = None
     updated_at: datetime | None = None  # the platform's clock
     spend: Spend | None = None
@@ -123,26 +123,20 @@ class FileSource:
 
     def read(self) -> Snapshot:
         status, running = self._status()
-        return Snapshot(status=status, running=running, rows=self._new_rows())
+        return Snapshot(status=status, running=running, lines=self._new_lines())
 
-    def _new_rows(self) -> list[dict[str, Any]]:
+    def _new_lines(self) -> Iterator[str]:
+        """Streamed, so that the first read of a long run holds no more of it than diagnose does."""
         self.path = self.path or self._find()
         if self.path is None or not self.path.exists():
-            return []
+            return
         with self.path.open("rb") as handle:
             handle.seek(self.offset)
-            chunk = handle.read()
-        complete = chunk[:chunk.rfind(b"\n") + 1]  # a line being written is read next time
-        self.offset += len(complete)
-        rows = []
-        for line in complete.decode("utf-8", errors="replace").splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(row, dict):
-                rows.append(row)
-        return rows
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    return  # a line being written is read next time
+                self.offset += len(raw)
+                yield raw.decode("utf-8", errors="replace")
 
 
 class HostedSource:
@@ -157,12 +151,13 @@ class HostedSource:
         self.first_samples: list[Sample] | None = None
 
     def read(self) -> Snapshot:
-        with ThreadPoolExecutor(max_workers=4) as pool:  # CLI calls of a second or more each
+        # The metrics first: the progress and spend read after them cover at least the steps they hold.
+        new_rows = hosted.new_metrics(self.run, self.last_step, self.ctx)
+        with ThreadPoolExecutor(max_workers=3) as pool:  # CLI calls of a second or more each
             run = pool.submit(hosted.get_run, self.run, self.ctx)
             progress = pool.submit(hosted.progress, self.run, self.ctx)
-            rows = pool.submit(hosted.new_metrics, self.run, self.last_step, self.ctx)
             usage = pool.submit(hosted.usage, self.run, self.ctx) if self.with_spend else None
-            run_data, progress_data, new_rows = run.result(), progress.result(), rows.result()
+            run_data, progress_data = run.result(), progress.result()
             usage_data = usage.result() if usage else None
         steps = [row["step"] for row in new_rows if isinstance(row.get("step"), int)]
         if steps:
@@ -170,8 +165,11 @@ class HostedSource:
         latest = progress_data.get("latest_step")
         latest = latest if isinstance(latest, int) else self.last_step
         spend = spend_from(usage_data, latest, run_data.get("max_steps")) if usage_data else None
+        times = [(row["step"], at) for row in new_rows if isinstance(row.get("step"), int)
+                 for at in [next((_when(row[key]) for key in _TIME_KEYS if key in row), None)] if at is not None]
         return Snapshot(status=run_data["status"], running=run_data["status"] in _HOSTED_ACTIVE,
-                        max_steps=run_data.get("max_steps"), rows=new_rows, latest_step=latest,
+                        max_steps=run_data.get("max_steps"), lines=[json.dumps(row) for row in new_rows],
+                        step_times=times, latest_step=latest,
                         updated_at=_when(progress_data.get("last_updated_at")), spend=spend,
                         sampled=self._read_samples(progress_data.get("steps_with_samples") or []))
 
@@ -210,12 +208,13 @@ class RunSoFar:
     def __init__(self) -> None:
         self.run = Collector().finish()
 
-    def add(self, rows: list[dict[str, Any]]) -> None:
-        if not rows:
-            return
+    def add(self, lines: Iterable[str]) -> bool:
+        """Add metrics.jsonl rows; whether they held anything new."""
         collector = Collector()
-        read_prime_train_metrics(io.StringIO(json.dumps({"metrics": rows})), collector, "watch")
+        read_metrics_jsonl(lines, collector, "watch")
         part = collector.finish()
+        if not len(part.steps) and not part.ooms:
+            return False
         held = self.run
         for name, new in part.series.items():
             old = held.series.get(name)
@@ -232,6 +231,7 @@ class RunSoFar:
             kept.last = bad.last
         held.ooms.extend(part.ooms)
         held.notes.extend(note for note in part.notes if note not in held.notes)
+        return True
 
 
 @dataclass
@@ -276,14 +276,13 @@ class Watcher:
     def poll(self) -> list[WatchEvent]:
         self.polls += 1
         snapshot = self.snapshot = self.source.read()
-        self.so_far.add(snapshot.rows)
-        for row in snapshot.rows:
-            at = next((_when(row[key]) for key in _TIME_KEYS if key in row), None)
-            if at is not None and isinstance(row.get("step"), int):
-                self.clock.step_seen(row["step"], at)
+        grew = self.so_far.add(snapshot.lines)
+        for step, at in snapshot.step_times:
+            self.clock.step_seen(step, at)
         if snapshot.latest_step is not None and snapshot.updated_at is not None:
             self.clock.step_seen(snapshot.latest_step, snapshot.updated_at)
-        events = self._findings(snapshot) + self._sampled(snapshot) + self._budget(snapshot) + self._stall(snapshot)
+        events = [*(self._findings(snapshot) if grew else []), *self._sampled(snapshot), *self._budget(snapshot),
+                  *self._stall(snapshot)]
         if not snapshot.running:
             events.append(WatchEvent(kind="ended", code="ended", severity="info", at_step=self.last_step,
                                      summary=f"the run is {snapshot.status}"))
@@ -297,8 +296,6 @@ class Watcher:
         return True
 
     def _findings(self, snapshot: Snapshot) -> list[WatchEvent]:
-        if not snapshot.rows or not len(self.so_far.run.steps):
-            return []
         return [WatchEvent(kind="finding", code=f.code, severity=f.severity, at_step=self.last_step,
                            summary=f.summary, stop_when=f.stop_when, stop=f.severity == "error" and snapshot.running)
                 for f in judge(self.so_far.run, self.config) if f.code != "healthy"]
