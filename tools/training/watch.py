@@ -115,15 +115,17 @@ class FileSource:
 
     target = "local"
 
-    def __init__(self, path: Path | Callable[[], Path | None] | None, status: Any = None):
+    def __init__(self, path: Path | Callable[[], Path | None] | None, status: Any = None,
+                 max_steps: int | None = None):
         self._find = path if callable(path) else (lambda: path)
         self.path: Path | None = None
         self.offset = 0
         self._status = status or (lambda: ("running", True))
+        self.max_steps = max_steps
 
     def read(self) -> Snapshot:
         status, running = self._status()
-        return Snapshot(status=status, running=running, lines=self._new_lines())
+        return Snapshot(status=status, running=running, max_steps=self.max_steps, lines=self._new_lines())
 
     def _new_lines(self) -> Iterator[str]:
         """Streamed, so that the first read of a long run holds no more of it than diagnose does."""
@@ -351,7 +353,9 @@ def watcher_for(run: str, ctx: Context, budget_usd: float | None = None) -> Watc
             state = local.state(record, ctx.workspace)
             return state, state == "running"
 
-        return Watcher(run, FileSource(lambda: local.metrics_file(record, ctx.workspace), status), config=config)
+        steps = record.summary.get("max_steps")
+        return Watcher(run, FileSource(lambda: local.metrics_file(record, ctx.workspace), status,
+                                       steps if isinstance(steps, int) else None), config=config)
     return Watcher(run, HostedSource(run, ctx, with_spend=budget_usd is not None), budget_usd=budget_usd,
                    config=config)
 
