@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from tools.contract import Context, ToolResult
+from tools.contract import Context, ToolError, ToolResult
 from tools.diagnose.signatures import TRAINABLE
 from tools.evals.results import Rollout
 from tools.evals.samples import Sample, Which, _cut, _indent, _last_assistant, _message_text, choose
@@ -97,7 +97,8 @@ def train_rollouts(args: RolloutsInput, ctx: Context) -> RolloutsResult:
     sampled = sorted(progress.get("steps_with_samples") or [])
     step = args.step if args.step is not None else (sampled[-1] if sampled else progress.get("latest_step"))
     if step is None:
-        return RolloutsResult(run=args.run, step=0, which=args.which, rollouts=0, samples=[])
+        raise ToolError("no-samples-yet", f"run {args.run} has no sampled step yet",
+                        f"try again once `rlpilot train status {args.run}` shows steps")
     first = sampled[0] if sampled and sampled[0] < step else None
     with ThreadPoolExecutor(max_workers=4) as pool:  # CLI calls of a second or more each
         now = pool.submit(hosted.rollouts, args.run, step, ctx)
@@ -240,5 +241,5 @@ def _repeated_share(text: str) -> float:
 
 
 def _distinct(samples: list[Sample]) -> list[Sample]:
-    seen: set[int] = set()
-    return [s for s in samples if not (s.line in seen or seen.add(s.line))]
+    """Each rollout once, in the order the signs named them."""
+    return list({s.line: s for s in samples}.values())
