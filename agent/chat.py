@@ -161,6 +161,7 @@ def slash(agent: Agent, emit: Callable[[dict[str, Any]], None], text: str) -> No
     if name == "/help" or name not in SLASH:
         lines = [f"{command:<11} rlpilot {' '.join(agent.tools[tool].entry.command)} ..."
                  for command, tool in SLASH.items() if tool in agent.tools]
+        lines.append(f"{'/watch':<11} RUN [--budget-usd X] [--every 5m]: follow a run while we talk")
         emit({"type": "notice", "message": "slash commands take the CLI's arguments:\n" + "\n".join(lines)})
         return
     tool = agent.tools.get(SLASH[name])

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import queue
+import subprocess
 from pathlib import Path
 
 from diagnose_support import make_run, rows
 from fakes.prime_api import PrimeAPI
-from ops_support import prime_env, rlpilot, use_env
+from ops_support import RLPILOT, prime_env, rlpilot, use_env
 
 from agent.watching import BackgroundWatch
 from tools.contract import Context
@@ -148,3 +149,15 @@ def test_a_background_watch_stops_when_asked(tmp_path):
     assert watch.alive
     watch.stop()
     assert not watch.alive and watch.watcher.polls >= 1
+
+
+def test_the_terminal_chat_offers_watch_and_starts_one_in_the_background(tmp_path):
+    with PrimeAPI() as api:
+        env = {k: v for k, v in prime_env(tmp_path / "home", api).items() if k not in ("OPENAI_API_KEY",)}
+        env.pop("PRIME_API_KEY")  # no model endpoint either: the offline chat still serves slash commands
+        done = subprocess.run([RLPILOT, "chat", "--json"], input="/help\n/watch run-t --every 1m\n", cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    notices = [json.loads(line).get("message", "") for line in done.stdout.splitlines() if line.strip()]
+    assert any("/watch" in n and "--budget-usd" in n for n in notices)
+    assert "watching run-t in the background: new findings come here" in notices
