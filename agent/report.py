@@ -65,7 +65,11 @@ class Report(ToolResult):
                                      for name, value in (finding.get("evidence") or {}).items())
                 lines.append(f"  - {finding['code']} ({finding['severity']}{where}): {finding.get('summary') or ''}"
                              + (f" ({evidence})" if evidence else ""))
-        if not self.observed.get("evals") and not self.observed.get("runs"):
+        for spend in self.observed.get("spend", []):
+            projected = f", about ${spend['projected_usd']:.2f} at {spend['max_steps']} steps" \
+                if spend.get("projected_usd") is not None else ""
+            lines.append(f"- spend of run {spend['run']}: ${spend['total_usd']:.2f} so far{projected}")
+        if not any(self.observed.get(part) for part in ("evals", "runs", "spend")):
             lines.append("- nothing measured in this session yet")
         lines += ["", "## 4. Next step", f"- {self.next_step.action}"]
         lines += [f"  - {_delta_step(d)}" for d in self.next_step.deltas]
@@ -137,10 +141,17 @@ def build(session: Session, notes: str | None = None) -> Report:
         session=session.id,
         deltas=deltas,
         why=[f"{d.key}: {d.why}" for d in deltas if d.why],
-        observed={"evals": evals, "runs": [_run_observation(r) for r in runs]},
+        observed={"evals": evals, "runs": [_run_observation(r) for r in runs], "spend": _spend(records)},
         next_step=_next_step(evals, runs, records),
         notes=notes,
     )
+
+
+def _spend(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The latest spend read of each hosted run (`train usage`, or a watch with a budget)."""
+    latest = {r["result"]["run"]: dict(r["result"]["spend"], run=r["result"]["run"]) for r in records
+              if r["name"] in ("train_usage", "train_watch") and (r["result"] or {}).get("spend")}
+    return list(latest.values())
 
 
 def _applied_deltas(record: dict[str, Any]) -> list[Delta]:

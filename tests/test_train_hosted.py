@@ -38,7 +38,6 @@ def test_installed_prime_parses_every_train_argv_we_build(tmp_path):
     assert params["env"] == ("WANDB_API_KEY", "HF_TOKEN") and params["config_path"] == str(config)
     assert prime_parses(hosted.launch_argv(config, []))[1]["env"] == ()
     assert prime_parses(hosted.validate_argv(config))[0] == ["train", "validate"]
-    assert prime_parses(hosted.models_argv())[1]["output"] == "json"
     assert prime_parses(hosted.get_argv("run1"))[1] == {"run_id": "run1", "output": "json"}
     assert prime_parses(hosted.metrics_argv("run1"))[0] == ["train", "metrics"]
     _, logs = prime_parses(hosted.logs_argv("run1", "trainer", 200))
@@ -143,7 +142,7 @@ def test_watch_ends_with_the_question_when_the_reward_is_flat(workspace, monkeyp
     assert result.reason.startswith("flat-reward") and "rlpilot train stop run-flat" in result.next
     assert not api.seen("PUT", "/api/v1/rft/runs/run-flat/stop")  # the user decides, through train stop
     assert any(e.get("finding", {}).get("code") == "flat-reward" for e in events)
-    assert result.samples == "`prime train rollouts run-flat --step 80`"
+    assert result.samples == "`rlpilot train rollouts run-flat --step 80`"
 
 
 def test_pause_checkpoints_and_resume_as_a_new_run(workspace, monkeypatch, tmp_path):

@@ -159,7 +159,7 @@ def test_watch_follows_a_local_run_to_its_end(machine, shared_fixtures, monkeypa
     result = train_watch(WatchInput(run=run, every="1s"), Context(workspace=workspace, emit=events.append))
     assert result.ended and result.status == "finished" and not result.stop_suggested
     assert result.last_step == 40 and result.checks >= 2
-    assert [e for e in events if e["type"] == "progress"][-1]["done"] == 40
+    assert [(e["done"], e["total"]) for e in events if e["type"] == "progress"][-1] == (40, 40)
 
 
 def test_a_checkpoint_is_served_evaluated_and_stopped(machine, monkeypatch, tmp_path_factory):

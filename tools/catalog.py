@@ -36,6 +36,7 @@ class Evidence(StrEnum):
     EDIT = "edit"  # config deltas the tool wrote
     PROPOSAL = "proposal"  # config deltas proposed, written only when the call applied them
     CHECK = "check"  # a config check
+    SPEND = "spend"  # what a hosted run has cost so far
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class ToolEntry:
     evidence: Evidence | None = None
     confirm: bool | None = None  # default: external tools are confirmed
     preview: str | None = None  # "module:function" showing what a call would do (default: the tool without `yes`)
+    # "module:function" a chat runs for the slash command instead, in the background of the conversation
+    background: str | None = None
 
     @property
     def confirms(self) -> bool:
@@ -222,8 +225,40 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("train", "watch"),
         "tools.training.watch:train_watch",
         Effect.READ,
-        "Follow a run: diagnose new metrics as they come, report new findings, say when to stop it.",
-        slash="/watch",
+        "Follow a run: new findings, spend against a budget, stalls; ends with the stop question when needed.",
+        slash="/watch", background="agent.watching:watch_in_background", evidence=Evidence.SPEND,
+    ),
+    ToolEntry(
+        "train_usage",
+        ("train", "usage"),
+        "tools.training.spend:train_usage",
+        Effect.READ,
+        "A hosted run's spend so far, per step, and projected at max_steps.",
+        slash="/usage", evidence=Evidence.SPEND,
+    ),
+    ToolEntry(
+        "train_rollouts",
+        ("train", "rollouts"),
+        "tools.training.rollouts:train_rollouts",
+        Effect.READ,
+        "A hosted run's sampled rollouts at a step, reward/advantage histograms, reward-hacking signs.",
+        slash="/rollouts",
+    ),
+    ToolEntry(
+        "train_components",
+        ("train", "components"),
+        "tools.training.runs:train_components",
+        Effect.READ,
+        "A hosted run's parts and their status.",
+        slash="/components",
+    ),
+    ToolEntry(
+        "train_restart",
+        ("train", "restart"),
+        "tools.training.runs:train_restart",
+        Effect.EXTERNAL,
+        "Restart a running hosted run from its latest checkpoint.",
+        slash="/restart",
     ),
     ToolEntry(
         "train_eval",

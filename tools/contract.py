@@ -141,7 +141,7 @@ class Tool:
         """What the call would do, with nothing done: the entry's preview function, or the tool
         itself without the user's `yes`. None for a tool that cannot preview itself."""
         if self.entry.preview:
-            return _import(self.entry.preview)(args, ctx)
+            return import_target(self.entry.preview)(args, ctx)
         if "yes" in self.decisions:
             return self.func(type(args).model_validate({**args.model_dump(), "yes": False}), ctx)
         return None
@@ -218,7 +218,7 @@ def load(entry: ToolEntry) -> Tool:
     """Import a catalog entry's function and read its two models from the type hints."""
     if entry.name in _loaded:
         return _loaded[entry.name]
-    func = _import(entry.target)
+    func = import_target(entry.target)
     hints = typing.get_type_hints(func)
     params = [hints[name] for name in func.__code__.co_varnames[: func.__code__.co_argcount]]
     tool = Tool(entry=entry, func=func, input_model=params[0], result_model=hints["return"])
@@ -226,6 +226,6 @@ def load(entry: ToolEntry) -> Tool:
     return tool
 
 
-def _import(target: str) -> Callable[..., Any]:
+def import_target(target: str) -> Callable[..., Any]:
     module_name, func_name = target.split(":")
     return getattr(importlib.import_module(module_name), func_name)

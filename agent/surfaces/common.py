@@ -11,7 +11,7 @@ from typing import Any
 
 from agent.loop import Agent
 from tools.catalog import CATALOG, Shows
-from tools.contract import Tool, load
+from tools.contract import Tool, import_target, load
 from tools.errors import ToolError
 
 OFFLINE = ("no model endpoint is configured, so only slash commands work (/help lists them). "
@@ -109,6 +109,9 @@ def slash(agent: Agent, emit: Callable[[dict[str, Any]], None], text: str) -> No
         return
     except ToolError as error:
         emit({"type": "error", "message": error.one_line()})
+        return
+    if tool.entry.background:  # it keeps running beside the conversation; its events come as they happen
+        import_target(tool.entry.background)(tool, arguments, agent.ctx, emit)
         return
     agent.call(tool, arguments, by_user=frozenset(arguments))
 

@@ -2,10 +2,14 @@
 
 A real HTTP server on 127.0.0.1 and a free port; point the CLI at it with PRIME_API_BASE_URL.
 It serves the endpoints that `prime env status|install|push` and `prime train
-run|validate|models|get|metrics|logs|stop|pause|checkpoints` call (read from
-prime_cli/api/*.py and prime_cli/commands/{env,rl}.py), keeps what it was sent, and answers
-with the shapes those commands parse. Upload URLs it hands out point back at itself, so a push
-runs end to end without leaving the machine.
+run|validate|models|gpus|get|metrics|logs|stop|pause|restart|checkpoints|usage|rollouts|progress|
+distributions|components` call (read from prime_cli/api/{rl,training,billing}.py and
+prime_cli/commands/{env,rl,usage}.py), keeps what it was sent, and answers with the shapes those
+commands parse. Upload URLs it hands out point back at itself, so a push runs end to end without
+leaving the machine.
+
+A run can also be given a timeline (`grow`): each metrics read reveals the next few steps, and
+the spend, progress and samples follow what was revealed, so a watch sees a run that moves.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import re
 import threading
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -23,6 +29,22 @@ API_KEY = "pit_standin_0123456789abcdef"
 NOW = "2026-12-01T08:00:00Z"
 
 Route = tuple[str, re.Pattern[str], Callable[..., tuple[int, Any]]]
+
+
+@dataclass
+class Timeline:
+    """A run that moves: what it will log, how fast it shows, what each step costs, when it logs."""
+
+    rows: list[dict[str, Any]]
+    per_read: int
+    usd_per_step: float
+    seconds_per_step: float
+    start: str
+    reads: int = 0
+
+    def at(self, step: int) -> str:
+        begin = datetime.fromisoformat(self.start.replace("Z", "+00:00"))
+        return (begin + timedelta(seconds=step * self.seconds_per_step)).isoformat().replace("+00:00", "Z")
 
 
 class PrimeAPI:
@@ -37,6 +59,15 @@ class PrimeAPI:
         self.metrics: dict[str, list[dict[str, Any]]] = {}
         self.logs: dict[str, dict[str, str]] = {}
         self.checkpoints: dict[str, list[dict[str, Any]]] = {}
+        self.spend: dict[str, float] = {}  # USD so far, split 70/30 between training and inference
+        self.samples: dict[str, dict[int, list[dict[str, Any]]]] = {}  # run -> step -> samples
+        self.distributions: dict[str, dict[tuple[str, int], list[dict[str, Any]]]] = {}  # (type, step) -> bins
+        self.last_updated: dict[str, str] = {}
+        self.env_servers: dict[str, list[dict[str, Any]]] = {}
+        self.timelines: dict[str, Timeline] = {}
+        self.models: list[dict[str, Any]] = []  # reserved capacity: {"name", "clusters": [{...}]}
+        self.gpu_types: list[str] | None = ["H200_141GB"]  # None: the endpoint is not deployed (404)
+        self.broken: set[str] = set()  # paths that answer 500, as a platform in trouble does
         self.environments: dict[str, dict[str, Any]] = {}
         self.uploads: dict[str, bytes] = {}
         self.wheels: dict[str, bytes] = {}  # served at /files/<name> for hub installs
@@ -48,6 +79,13 @@ class PrimeAPI:
             ("POST", re.compile(r"/api/v1/training/runs/(?P<run>[^/]+)/pause"), self._pause),
             ("POST", re.compile(r"/api/v1/training/runs/(?P<run>[^/]+)/resume"), self._resume),
             ("GET", re.compile(r"/api/v1/training/available-fft-models"), self._models),
+            ("GET", re.compile(r"/api/v1/training/available-gpu-types"), self._gpus),
+            ("GET", re.compile(r"/api/v1/billing/runs/(?P<run>[^/]+)/usage"), self._usage),
+            ("PUT", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)/restart"), self._restart),
+            ("GET", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)/samples"), self._samples),
+            ("GET", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)/progress"), self._progress),
+            ("GET", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)/distributions"), self._distributions),
+            ("GET", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)/env-servers"), self._env_servers),
             ("GET", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)"), self._get_run),
             ("PUT", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)/stop"), self._stop),
             ("GET", re.compile(r"/api/v1/rft/runs/(?P<run>[^/]+)/metrics"), self._metrics),
@@ -115,6 +153,8 @@ class PrimeAPI:
             return self._reply(handler, 401, {"detail": "unauthorized"})
         body = json.loads(raw) if raw else None
         record["body"] = body
+        if parsed.path in self.broken:
+            return self._reply(handler, 500, {"detail": "Internal Server Error"})
         for method, pattern, action in self._routes:
             match = pattern.fullmatch(parsed.path)
             if method == handler.command and match:
@@ -188,13 +228,93 @@ class PrimeAPI:
         return 200, {"runId": new_run, "tokenValue": "tok_secret_value_654321", "onDemand": False}
 
     def _models(self, **_: Any) -> tuple[int, Any]:
-        return 200, {"models": [], "onDemand": self.on_demand, "onDemandBetaAccess": True}
+        return 200, {"models": self.models, "onDemand": self.on_demand, "onDemandBetaAccess": True}
+
+    def _gpus(self, **_: Any) -> tuple[int, Any]:
+        if self.gpu_types is None:
+            return 404, {"detail": "Not Found"}
+        return 200, {"gpuTypes": self.gpu_types}
+
+    def grow(self, run: str, rows: list[dict[str, Any]], *, per_read: int, usd_per_step: float,
+             seconds_per_step: float = 60.0, start: str = NOW, hang_after: int | None = None) -> None:
+        """Give `run` a timeline: each metrics read reveals `per_read` more of `rows`.
+
+        With `hang_after`, the steps stop coming after that many rows while the platform keeps
+        hearing from the run (its `last_updated_at` moves on by `per_read` step times a read).
+        """
+        self.timelines[run] = Timeline(rows[:hang_after] if hang_after else rows, per_read, usd_per_step,
+                                       seconds_per_step, start)
+        self.metrics[run] = []
+
+    def _advance(self, run: str) -> None:
+        timeline = self.timelines.get(run)
+        if timeline is None:
+            return
+        shown = self.metrics[run]
+        shown.extend(timeline.rows[len(shown):len(shown) + timeline.per_read])
+        timeline.reads += 1
+        self.spend[run] = round(len(shown) * timeline.usd_per_step, 4)
+        self.last_updated[run] = timeline.at(timeline.reads * timeline.per_read)
 
     def _metrics(self, run: str, query: dict[str, list[str]], **_: Any) -> tuple[int, Any]:
+        self._advance(run)
         rows = self.metrics.get(run, [])
         if "min_step" in query:
             rows = [r for r in rows if r["step"] >= int(query["min_step"][0])]
+        if "max_step" in query:
+            rows = [r for r in rows if r["step"] <= int(query["max_step"][0])]
         return 200, {"metrics": rows}
+
+    def _usage(self, run: str, **_: Any) -> tuple[int, Any]:
+        found = self.runs.get(run)
+        if not found:
+            return 404, {"detail": f"Run {run} not found"}
+        total = self.spend.get(run, 0.0)
+        training, inference = round(total * 0.7, 4), round(total - round(total * 0.7, 4), 4)
+        return 200, {
+            "run_id": run, "run_name": found.get("name"), "base_model": found.get("baseModel"),
+            "status": found["status"], "total_tokens": int(total * 1_000_000), "total_cost_usd": total,
+            "record_count": len(self.metrics.get(run, [])),
+            "training": {"tokens": int(training * 1e6), "input_tokens": 0, "output_tokens": 0, "cost_usd": training},
+            "inference": {"tokens": int(inference * 1e6), "input_tokens": int(inference * 8e5),
+                          "output_tokens": int(inference * 2e5), "cost_usd": inference},
+            "pricing": {"training_per_mtok": 1.0, "inference_input_per_mtok": 1.0, "inference_output_per_mtok": 1.0},
+        }
+
+    def _restart(self, run: str, **_: Any) -> tuple[int, Any]:
+        found = self.runs.get(run)
+        if not found:
+            return 404, {"detail": f"Run {run} not found"}
+        if found["status"] != "RUNNING":
+            return 409, {"detail": f"Run {run} is {found['status']}; only RUNNING runs restart"}
+        found["updatedAt"] = NOW
+        return 200, {"run": found}
+
+    def _samples(self, run: str, query: dict[str, list[str]], **_: Any) -> tuple[int, Any]:
+        step, page, limit = (int(query[k][0]) for k in ("step", "page", "limit"))
+        found = self.samples.get(run, {}).get(step, [])
+        chunk = found[(page - 1) * limit:page * limit]
+        return 200, {"run_id": run, "samples": chunk, "total": len(found), "page": page, "limit": limit,
+                     "total_pages": -(-len(found) // limit)}
+
+    def _progress(self, run: str, **_: Any) -> tuple[int, Any]:
+        if run not in self.runs:
+            return 404, {"detail": f"Run {run} not found"}
+        rows = self.metrics.get(run, [])
+        return 200, {"latestStep": rows[-1]["step"] if rows else None,
+                     "stepsWithSamples": sorted(self.samples.get(run, {})),
+                     "stepsWithDistributions": sorted({s for _, s in self.distributions.get(run, {})}),
+                     "lastUpdatedAt": self.last_updated.get(run)}
+
+    def _distributions(self, run: str, query: dict[str, list[str]], **_: Any) -> tuple[int, Any]:
+        held = self.distributions.get(run, {})
+        kind = query.get("type", ["rewards"])[0]
+        steps = sorted(s for k, s in held if k == kind)
+        step = int(query["step"][0]) if "step" in query else (steps[-1] if steps else None)
+        return 200, {"bins": held.get((kind, step), []), "step": step}
+
+    def _env_servers(self, run: str, **_: Any) -> tuple[int, Any]:
+        return 200, {"env_servers": self.env_servers.get(run, [])}
 
     def _logs(self, run: str, query: dict[str, list[str]], **_: Any) -> tuple[int, Any]:
         component = query.get("component", ["orchestrator"])[0]

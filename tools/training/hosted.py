@@ -6,13 +6,20 @@ Verified against the real CLI (prime_cli/commands/rl.py, api/rl.py, api/training
 - `prime train validate` asks the platform for its runtime (POST /training/runs/prepare), builds
   that schema locally and validates; a platform without that endpoint answers 404/405 and then
   validates on submission only. `prime train CONFIG` runs the same validation itself.
-- `prime train models -o json` lists on-demand GPU types with their price per GPU-hour.
+- `prime train models -o json` lists the models cached on reserved clusters
+  (`available_fft_models[]`) and on-demand GPU types with their price per GPU-hour; an on-demand
+  run downloads a model that is not cached, so that list only restricts reserved-only accounts.
+  `prime train gpus -o json` lists the reserved GPU types (`{"gpuTypes": [...]}`).
+- `usage -o json`, `rollouts --step`, `progress`, `distributions` print JSON (the last three
+  always); `usage` prints its errors on stderr. `restart` asks unless `--force`; `components`
+  prints only a table.
 - `prime train stop` asks unless `--force`, then polls until the run is terminal (up to 180 s).
 - `-e NAME` reads the secret's value from our environment: only names appear in argv.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,7 +34,8 @@ from tools.findings import Finding
 from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_environment, prime_login, run_prime
 from tools.process import LineCallback, ProcessResult
 from tools.training import records
-from tools.training.launch import LaunchInput, LaunchPlan, LaunchResult, migration_problem, read_plan
+from tools.training.offers import Offers, check_offers, read_offers
+from tools.training.plan import LaunchInput, LaunchPlan, LaunchResult, migration_problem, read_plan
 
 # Secrets `prime train` forwards (`_collect_secrets`); any other name makes it refuse the run.
 FORWARDED_SECRETS = ("WANDB_API_KEY", "HF_TOKEN")
@@ -35,6 +43,7 @@ DASHBOARD = "https://app.primeintellect.ai/dashboard/training"
 VALIDATE_TIMEOUT = 900.0  # the first validation builds the platform's schema environment
 LAUNCH_TIMEOUT = 300.0
 STOP_TIMEOUT = 240.0  # the CLI itself polls for up to 180 s
+ROLLOUTS_PER_PAGE = 100  # the CLI's own default page size
 
 
 def _by_name(secrets: list[str]) -> list[str]:
@@ -48,10 +57,6 @@ def launch_argv(config: Path, secrets: list[str]) -> list[str]:
 
 def validate_argv(config: Path) -> list[str]:
     return ["train", "validate", str(config), "--output", "json"]
-
-
-def models_argv() -> list[str]:
-    return ["train", "models", "--output", "json"]
 
 
 def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
@@ -72,14 +77,14 @@ def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
     if not args.yes:
         with ThreadPoolExecutor(max_workers=2) as pool:
             validation = pool.submit(_validate, config, ctx)
-            prices = pool.submit(_prices, ctx)
+            offers = pool.submit(read_offers, ctx, plan.gpu_type is not None)
             plan.validation, invalid = validation.result()
-            _apply_price(plan, prices.result())
-        problems += invalid
+        problems += invalid + _priced(plan, offers.result())
         ready = not any(p.severity == "error" for p in problems)
         return LaunchResult(launched=False, plan=plan, problems=problems,
                             next="confirm with --yes to launch" if ready else "fix the errors, then run it again")
 
+    # The offers were checked in the preview the user confirmed; the platform checks them again on submission.
     plan.validation = "checked by `prime train` before it submits"
     config = Path(plan.snapshot or plan.config)
     try:
@@ -141,24 +146,22 @@ def _validate(config: Path, ctx: Context) -> tuple[str, list[Finding]]:
                               fix=f"fix the config; `rlpilot config check {config}` explains most errors")]
 
 
-def _prices(ctx: Context) -> list[dict[str, Any]]:
-    outcome = run_prime(models_argv(), ctx, what="reading Hosted Training prices", check=False)
-    if not outcome.ok:
-        return []  # prices are shown where the platform reports them; the launch does not depend on them
-    return json_output(outcome).get("on_demand") or []
-
-
-def _apply_price(plan: LaunchPlan, on_demand: list[dict[str, Any]]) -> None:
-    offers = [o for o in on_demand if o.get("gpu_type") == plan.gpu_type] if plan.gpu_type else on_demand
-    if len(offers) == 1 or (offers and plan.gpu_type):
-        offer = offers[0]
-        plan.gpu_type = offer["gpu_type"]
-        plan.price_per_gpu_hour = offer.get("price_per_gpu_hour")
-        if plan.price_per_gpu_hour is not None:
-            plan.estimated_cost_per_hour = round(plan.price_per_gpu_hour * plan.gpus, 2)
-    elif offers:
-        plan.where += "; on-demand: " + ", ".join(f"{o['gpu_type']} ${o['price_per_gpu_hour']:.2f}/GPU-hour"
-                                                  for o in offers)
+def _priced(plan: LaunchPlan, offers: Offers) -> list[Finding]:
+    """Check the model and GPU type against the offers, and put the on-demand price on the plan."""
+    problems = check_offers(plan.model, plan.gpu_type, offers)
+    on_demand = offers.on_demand
+    matching = [o for o in on_demand if o.gpu_type == plan.gpu_type] if plan.gpu_type else on_demand
+    if len(matching) == 1:
+        plan.gpu_type = matching[0].gpu_type
+        plan.price_per_gpu_hour = matching[0].price_per_gpu_hour
+        plan.estimated_cost_per_hour = round(plan.price_per_gpu_hour * plan.gpus, 2)
+    elif matching:
+        plan.where += "; on-demand: " + ", ".join(f"{o.gpu_type} ${o.price_per_gpu_hour:.2f}/GPU-hour"
+                                                  f" (about ${o.price_per_gpu_hour * plan.gpus:.2f}/hour)"
+                                                  for o in matching)
+    elif plan.gpu_type and plan.gpu_type in (offers.gpu_types or []):
+        plan.where += f"; {plan.gpu_type} on your reserved capacity (billed by your allocation)"
+    return problems
 
 
 # -- following a run -------------------------------------------------------------------------
@@ -168,8 +171,8 @@ def get_argv(run: str) -> list[str]:
     return ["train", "get", run, "--output", "json"]
 
 
-def metrics_argv(run: str) -> list[str]:
-    return ["train", "metrics", run]
+def metrics_argv(run: str, min_step: int | None = None) -> list[str]:
+    return ["train", "metrics", run] + (["--min-step", str(min_step)] if min_step is not None else [])
 
 
 def logs_argv(run: str, component: str | None, tail: int) -> list[str]:
@@ -184,7 +187,7 @@ def _followed(argv: list[str], run: str, ctx: Context, what: str, timeout: float
               on_line: LineCallback | None = None) -> ProcessResult:
     outcome = run_prime(argv, ctx, what=what, timeout=timeout, check=False, on_line=on_line)
     if not outcome.ok:
-        if "404" in outcome.stdout:
+        if "404" in outcome.stdout + outcome.stderr:
             raise ToolError("run-not-found", f"Hosted Training has no run {run} for this account",
                             "list your runs with `prime train list`; a team run needs that team selected")
         raise ToolError("prime-failed", f"{what} failed: {error_lines(outcome)}", "retry in a minute")
@@ -251,6 +254,77 @@ def pause(run: str, ctx: Context) -> str:
 def resume(run: str, secrets: list[str], ctx: Context) -> dict[str, Any]:
     """Resume a PAUSED run as a new run (the platform's rule); its dispatch record, as `launch` gets."""
     return json_output(_followed(resume_argv(run, secrets), run, ctx, f"resuming {run}", timeout=LAUNCH_TIMEOUT))["run"]
+
+
+def gpus_argv() -> list[str]:
+    return ["train", "gpus", "--output", "json"]
+
+
+def usage_argv(run: str) -> list[str]:
+    return ["train", "usage", run, "--output", "json"]
+
+
+def progress_argv(run: str) -> list[str]:
+    return ["train", "progress", run]
+
+
+def rollouts_argv(run: str, step: int, num: int = ROLLOUTS_PER_PAGE) -> list[str]:
+    return ["train", "rollouts", run, "--step", str(step), "--num", str(num)]
+
+
+def distributions_argv(run: str, kind: str, step: int | None) -> list[str]:
+    return ["train", "distributions", run, "--type", kind] + (["--step", str(step)] if step is not None else [])
+
+
+def restart_argv(run: str) -> list[str]:
+    return ["train", "restart", run, "--force"]
+
+
+def components_argv(run: str) -> list[str]:
+    return ["train", "components", run]
+
+
+def read_json(argv: list[str], run: str, ctx: Context, what: str) -> Any:
+    return json_output(_followed(argv, run, ctx, what))
+
+
+def usage(run: str, ctx: Context) -> dict[str, Any]:
+    return read_json(usage_argv(run), run, ctx, f"reading the spend of {run}")
+
+
+def progress(run: str, ctx: Context) -> dict[str, Any]:
+    return read_json(progress_argv(run), run, ctx, f"reading the progress of {run}")
+
+
+def rollouts(run: str, step: int, ctx: Context) -> dict[str, Any]:
+    return read_json(rollouts_argv(run, step), run, ctx, f"reading the rollouts of {run} at step {step}")
+
+
+def distribution(run: str, kind: str, step: int | None, ctx: Context) -> dict[str, Any]:
+    return read_json(distributions_argv(run, kind, step), run, ctx, f"reading the {kind} histogram of {run}")
+
+
+def new_metrics(run: str, after: int | None, ctx: Context) -> list[dict[str, Any]]:
+    """The metric records past step `after` only: a watch never fetches the whole history again."""
+    start = None if after is None else after + 1
+    lines: list[str] = []  # every line: the first read of a long run is far longer than the kept tail
+    _followed(metrics_argv(run, start), run, ctx, f"reading the new metrics of {run}",
+              on_line=lambda stream, line: lines.append(line) if stream == "stdout" else None)
+    try:
+        return json.loads("\n".join(lines))["metrics"]
+    except (ValueError, KeyError, TypeError):
+        raise ToolError("prime-output-unreadable", f"`prime train metrics {run}` printed no metrics JSON",
+                        "check `prime --version` (rlpilot is tested with 0.18.0)") from None
+
+
+def restart(run: str, ctx: Context) -> str:
+    outcome = _followed(restart_argv(run), run, ctx, f"restarting {run}")
+    return next((line.removeprefix("Status:").strip() for line in outcome.stdout_tail if line.startswith("Status:")),
+                "restarting")
+
+
+def components(run: str, ctx: Context) -> list[str]:
+    return _followed(components_argv(run), run, ctx, f"listing the components of {run}").stdout_tail
 
 
 def secret_names() -> list[str]:

@@ -27,7 +27,7 @@ from tools.findings import Finding
 from tools.installed import Package, PrimeRL
 from tools.stack import GPU, HOW_TO_GET, StackInput, StackResult, stack_info
 from tools.training import records
-from tools.training.launch import (
+from tools.training.plan import (
     LaunchInput,
     LaunchPlan,
     LaunchResult,

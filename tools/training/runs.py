@@ -6,6 +6,7 @@ run (one launched from the web page or another machine) and asked of the platfor
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -252,7 +253,7 @@ def train_checkpoints(args: RunInput, ctx: Context) -> CheckpointsResult:
     return CheckpointsResult(run=args.run, target=target, checkpoints=sorted(found, key=lambda c: c.step))
 
 
-def _hosted_only(run: str, ctx: Context, action: str, instead: str) -> None:
+def hosted_only(run: str, ctx: Context, action: str, instead: str) -> None:
     target, _ = _target(run, ctx)
     if target != "hosted":
         raise BadInput(f"{action}-is-hosted-only", f"run {run} is a {target} run; only Hosted Training runs "
@@ -269,7 +270,7 @@ class PauseResult(ToolResult):
 
 
 def train_pause(args: RunInput, ctx: Context) -> PauseResult:
-    _hosted_only(args.run, ctx, "pause", f"stop it with `rlpilot train stop {args.run}`: its checkpoints stay, "
+    hosted_only(args.run, ctx, "pause", f"stop it with `rlpilot train stop {args.run}`: its checkpoints stay, "
                  "and prime-rl continues from them with `--resume`")
     status = hosted.pause(args.run, ctx)
     return PauseResult(run=args.run, status=status,
@@ -300,7 +301,7 @@ class ResumeResult(ToolResult):
 
 
 def train_resume(args: ResumeInput, ctx: Context) -> ResumeResult:
-    _hosted_only(args.run, ctx, "resume", "launch it again with `rlpilot train launch CONFIG --local` and prime-rl's "
+    hosted_only(args.run, ctx, "resume", "launch it again with `rlpilot train launch CONFIG --local` and prime-rl's "
                  "`[resume]` (or `--resume`) pointed at its checkpoints")
     run = hosted.get_run(args.run, ctx)
     secrets = hosted.secret_names()
@@ -323,3 +324,87 @@ def train_resume(args: ResumeInput, ctx: Context) -> ResumeResult:
         dashboard=f"{hosted.DASHBOARD}/{new_run}"))
     return ResumeResult(run=args.run, status=run["status"], resumed=True, new_run=new_run, summary=summary,
                         secrets=secrets, next=f"follow it: `rlpilot train watch {new_run}`")
+
+
+# -- restart, components ---------------------------------------------------------------------
+
+
+class RestartInput(BaseModel):
+    run: RunArg
+    yes: Annotated[bool, Arg(user_decision=True), Field(description="Restart (the user confirmed).")] = False
+
+
+class RestartResult(ToolResult):
+    run: str
+    status: str
+    restarted: bool
+    summary: str
+    next: str
+
+    def render(self) -> str:
+        head = f"restarting {self.run}" if self.restarted else f"not restarted ({self.status})"
+        return f"{head}\n  {self.summary}\nnext: {self.next}"
+
+    def exit_code(self) -> int:
+        return 0 if self.restarted else 1
+
+    def refused(self) -> bool:
+        return not self.restarted and self.status != "RUNNING"
+
+
+def train_restart(args: RestartInput, ctx: Context) -> RestartResult:
+    """Restart a RUNNING hosted run from its latest checkpoint (the platform's rule: later runs lost theirs)."""
+    hosted_only(args.run, ctx, "restart", f"stop it with `rlpilot train stop {args.run}` and launch it again with "
+                "prime-rl's `--resume` pointed at its checkpoints")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        fetched = pool.submit(hosted.get_run, args.run, ctx)
+        listed = pool.submit(hosted.checkpoints, args.run, ctx)
+        run, ready = fetched.result(), [c["step"] for c in listed.result() if c.get("status") == "READY"]
+    since = f"from its checkpoint at step {max(ready)}" if ready else "from its latest checkpoint (none READY yet)"
+    summary = (f"the same run {args.run} restarts {since}; the steps after it are trained (and billed) again")
+    if run["status"] != "RUNNING":
+        return RestartResult(run=args.run, status=run["status"], restarted=False, summary=summary,
+                             next="only a RUNNING run restarts: a stopped, failed or completed run has no "
+                                  "checkpoints left; `rlpilot train launch` starts a new one")
+    if not args.yes:
+        return RestartResult(run=args.run, status=run["status"], restarted=False, summary=summary,
+                             next="confirm with --yes to restart")
+    status = hosted.restart(args.run, ctx)
+    return RestartResult(run=args.run, status=status, restarted=True, summary=summary,
+                         next=f"follow it: `rlpilot train watch {args.run}`")
+
+
+class Component(BaseModel):
+    component: str
+    env: str | None = None
+    status: str | None = None
+
+
+class ComponentsResult(ToolResult):
+    run: str
+    components: list[Component]
+
+    def render(self) -> str:
+        return "\n".join(f"{c.component:<14} {c.env or '-':<24} {c.status or '-'}" for c in self.components)
+
+
+def train_components(args: RunInput, ctx: Context) -> ComponentsResult:
+    """The run's parts (orchestrator or trainer, env servers), for `train logs --component`."""
+    hosted_only(args.run, ctx, "components", f"a local run's parts all write to `rlpilot train logs {args.run}`")
+    return ComponentsResult(run=args.run, components=read_components(hosted.components(args.run, ctx)))
+
+
+def read_components(table: list[str]) -> list[Component]:
+    """Rows of the table `prime train components` prints (it has no JSON output): Component, Env, Status."""
+    found: list[Component] = []
+    rows = iter(table)
+    for line in rows:
+        if line.split()[:3] == ["Component", "Env", "Status"]:
+            break
+    for line in rows:
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) != 3:
+            break
+        found.append(Component(component=cells[0], env=None if cells[1] == "-" else cells[1],
+                               status=None if cells[2] == "-" else cells[2]))
+    return found

@@ -31,8 +31,8 @@ from tools.findings import Finding
 from tools.installed import cli_version, find_prime_rl
 from tools.prime_runner import prime_environment
 from tools.training import records
-from tools.training.launch import LaunchInput, LaunchResult, migration_problem, read_plan
 from tools.training.local import DRY_RUN_TIMEOUT, checkout_problems, child_environment, run_argv
+from tools.training.plan import LaunchInput, LaunchResult, migration_problem, read_plan
 
 SUBMITTED = re.compile(r"Submitted batch job (\d+)")
 SLURM_TIMEOUT = 30.0

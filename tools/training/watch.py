@@ -1,32 +1,61 @@
-"""`rlpilot train watch RUN [--every 5m]`: follow a run, diagnose each new batch of metrics.
+"""`rlpilot train watch RUN [--every 5m] [--budget-usd X]`: follow a run, report what is new as it comes.
 
-Every check reads the run's status and metrics (the same as `train status`), runs `diagnose` on
-them when there are new steps, and reports each finding the first time it appears, as an event
-the surface shows at once (terminal now, Slack later). The watch ends when the run ends, after
-`--rounds` checks, or when a finding says the run is not worth its GPUs any more: an error
-finding (flat reward, non-finite values, out of memory, a mismatch-KL bug). It does not stop the
-run itself: it ends with the question, and `train stop` (which the user confirms) does it.
+A `Watcher` polls: each `poll()` reads only what is new since the last one (a hosted run's
+metrics past the last step it holds, `prime train metrics --min-step`; a local run's
+metrics.jsonl past the byte offset it reached), adds it to the series it keeps, judges the run
+with diagnosis' signatures and returns the events that are new: a finding the first time it
+appears, a budget warning, a stall, the run's end. `train watch` is its foreground loop; a chat
+session runs the same `Watcher` in the background (agent/watching.py).
+
+Budget: with `--budget-usd`, each hosted poll reads the spend (`prime train usage`); when the
+spend, or the spend projected to `max_steps`, reaches the budget, the watch ends with the stop
+question. It never stops a run by itself: `--yes` on the command line is the user's answer
+given ahead, and in a chat the assistant proposes `train_stop`, which the user confirms.
+
+Stalls are judged from the platform's own clock, never this machine's: the step count and
+`last_updated_at` of `prime train progress`, and the timestamps of the metric rows.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import statistics
 import time
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from tools.contract import Context, ToolResult
-from tools.diagnose.tool import DiagnoseInput, diagnose
+from tools.contract import Arg, Context, ToolResult
+from tools.diagnose.configkeys import ConfigView, open_config
+from tools.diagnose.readers import read_metrics_jsonl
+from tools.diagnose.series import Bad, Collector
+from tools.diagnose.tool import judge
 from tools.errors import BadInput
-from tools.training import records
+from tools.evals.samples import Sample
+from tools.findings import Severity
+from tools.training import hosted, local, records, slurm
 from tools.training.records import Target
-from tools.training.runs import RunArg, RunInput, StatusResult, train_status
+from tools.training.rollouts import TrainingFinding, hacking_evidence, read_samples
+from tools.training.runs import RunArg, RunInput, StopResult, train_stop
+from tools.training.spend import Spend, spend_from
 
 _EVERY = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h)?")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, None: 1}
 MIN_EVERY_SECONDS = 1.0
+BUDGET_WARNING = 0.8  # a warning once the spend passes this share of the budget
+# `stalled` (DESIGN.md): no new step for many times the usual step time while the platform still
+# hears from the run. Derived, the same rule as diagnosis' own (issue 14).
+STALL_FACTOR = 10.0
+STALL_MIN_SECONDS = 600.0  # a short run's step time is too noisy to judge a gap of a few minutes
+_TIME_KEYS = ("timestamp", "time", "_timestamp", "created_at", "createdAt")
+_HOSTED_ACTIVE = {"QUEUED", "PENDING", "RUNNING", "PAUSING"}
 
 
 class WatchInput(BaseModel):
@@ -34,14 +63,316 @@ class WatchInput(BaseModel):
     every: Annotated[str, Field(description="How often to check: 30s, 5m, 1h.")] = "5m"
     rounds: Annotated[int | None, Field(ge=1, description="Stop watching after this many checks "
                                                         "(default: until the run ends or needs a decision).")] = None
+    budget_usd: Annotated[float | None, Field(gt=0, description="USD: the stop question when the spend or the "
+                                                                "projected spend reaches it.")] = None
+    yes: Annotated[bool, Arg(user_decision=True), Field(
+        description="Stop the run if the watch ends with the stop question (the user's answer, given ahead).")] = False
 
 
-class Seen(BaseModel):
+class WatchEvent(BaseModel):
+    """Something new a poll found; `stop` marks the ones that end the watch with the stop question."""
+
+    kind: Literal["finding", "budget", "stalled", "ended"]
     code: str
-    severity: str
+    severity: Severity
     at_step: int | None
     summary: str
+    stop: bool = False
     stop_when: list[str] = Field(default_factory=list, description="What would show the problem is fixed.")
+
+    def line(self) -> str:
+        where = f" at step {self.at_step}" if self.at_step is not None else ""
+        return f"{self.severity} {self.code}{where}: {self.summary}"
+
+
+# -- what a poll reads ------------------------------------------------------------------------
+
+
+@dataclass
+class Snapshot:
+    """One poll's reading of the run: its state, and only the metric rows that are new."""
+
+    status: str
+    running: bool
+    max_steps: int | None = None
+    lines: Iterable[str] = ()  # the new metric rows, one JSON object a line, read once
+    step_times: list[tuple[int, datetime]] = field(default_factory=list)  # from the rows' own timestamps
+    latest_step: int | None = None
+    updated_at: datetime | None = None  # the platform's clock
+    spend: Spend | None = None
+    sampled: list[TrainingFinding] = field(default_factory=list)  # read from newly sampled rollouts
+
+
+class Source(Protocol):
+    target: str
+
+    def read(self) -> Snapshot: ...
+
+
+class FileSource:
+    """A metrics.jsonl that grows: each read parses the complete lines past the last offset.
+
+    `path` may be a function that finds the file: a run that just started has written none yet.
+    """
+
+    target = "local"
+
+    def __init__(self, path: Path | Callable[[], Path | None] | None, status: Any = None,
+                 max_steps: int | None = None):
+        self._find = path if callable(path) else (lambda: path)
+        self.path: Path | None = None
+        self.offset = 0
+        self._status = status or (lambda: ("running", True))
+        self.max_steps = max_steps
+
+    def read(self) -> Snapshot:
+        status, running = self._status()
+        return Snapshot(status=status, running=running, max_steps=self.max_steps, lines=self._new_lines())
+
+    def _new_lines(self) -> Iterator[str]:
+        """Streamed, so that the first read of a long run holds no more of it than diagnose does."""
+        self.path = self.path or self._find()
+        if self.path is None or not self.path.exists():
+            return
+        with self.path.open("rb") as handle:
+            handle.seek(self.offset)
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    return  # a line being written is read next time
+                self.offset += len(raw)
+                yield raw.decode("utf-8", errors="replace")
+
+
+class HostedSource:
+    """A hosted run: status, progress, the metrics past the last step held, and the spend when a budget asks."""
+
+    target = "hosted"
+
+    def __init__(self, run: str, ctx: Context, with_spend: bool):
+        self.run, self.ctx, self.with_spend = run, ctx, with_spend
+        self.last_step: int | None = None
+        self.last_sampled: int | None = None
+        self.first_samples: list[Sample] | None = None
+
+    def read(self) -> Snapshot:
+        # The metrics first: the progress and spend read after them cover at least the steps they hold.
+        new_rows = hosted.new_metrics(self.run, self.last_step, self.ctx)
+        with ThreadPoolExecutor(max_workers=3) as pool:  # CLI calls of a second or more each
+            run = pool.submit(hosted.get_run, self.run, self.ctx)
+            progress = pool.submit(hosted.progress, self.run, self.ctx)
+            usage = pool.submit(hosted.usage, self.run, self.ctx) if self.with_spend else None
+            run_data, progress_data = run.result(), progress.result()
+            usage_data = usage.result() if usage else None
+        steps = [row["step"] for row in new_rows if isinstance(row.get("step"), int)]
+        if steps:
+            self.last_step = max(steps + [self.last_step or 0])
+        latest = progress_data.get("latest_step")
+        latest = latest if isinstance(latest, int) else self.last_step
+        spend = spend_from(usage_data, latest, run_data.get("max_steps")) if usage_data else None
+        times = [(row["step"], at) for row in new_rows if isinstance(row.get("step"), int)
+                 for at in [next((_when(row[key]) for key in _TIME_KEYS if key in row), None)] if at is not None]
+        return Snapshot(status=run_data["status"], running=run_data["status"] in _HOSTED_ACTIVE,
+                        max_steps=run_data.get("max_steps"), lines=[json.dumps(row) for row in new_rows],
+                        step_times=times, latest_step=latest,
+                        updated_at=_when(progress_data.get("last_updated_at")), spend=spend,
+                        sampled=self._read_samples(progress_data.get("steps_with_samples") or []))
+
+    def _read_samples(self, sampled: list[int]) -> list[TrainingFinding]:
+        """Reward hacking read from the rollouts of each newly sampled step, against the first one sampled."""
+        newest = max(sampled, default=None)
+        if newest is None or (self.last_sampled is not None and newest <= self.last_sampled):
+            return []
+        self.last_sampled = newest
+        samples = read_samples(hosted.rollouts(self.run, newest, self.ctx).get("samples") or [])
+        if self.first_samples is None:
+            first = min(sampled)
+            self.first_samples = samples if first == newest else read_samples(
+                hosted.rollouts(self.run, first, self.ctx).get("samples") or [])
+        found = hacking_evidence(samples, newest, self.first_samples if min(sampled) < newest else None)
+        return [found] if found else []
+
+
+def _when(value: Any) -> datetime | None:
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, tz=UTC)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return None
+
+
+# -- what the watch keeps -----------------------------------------------------------------------
+
+
+class RunSoFar:
+    """The run's canonical series, grown by each poll's new rows only (never read again from the start)."""
+
+    def __init__(self) -> None:
+        self.run = Collector().finish()
+
+    def add(self, lines: Iterable[str]) -> bool:
+        """Add metrics.jsonl rows; whether they held anything new."""
+        collector = Collector()
+        read_metrics_jsonl(lines, collector, "watch")
+        part = collector.finish()
+        if not len(part.steps) and not part.ooms:
+            return False
+        held = self.run
+        for name, new in part.series.items():
+            old = held.series.get(name)
+            if old is None:
+                held.series[name] = new
+                continue
+            start = bisect_right(new.steps, old.steps[-1])  # a step already held keeps its value
+            old.steps.extend(new.steps[start:])
+            old.values.extend(new.values[start:])
+        held.steps.extend(part.steps[bisect_right(part.steps, held.steps[-1]) if held.steps else 0:])
+        for name, bad in part.nonfinite.items():
+            kept = held.nonfinite.setdefault(name, Bad(first=bad.first))
+            kept.count += bad.count
+            kept.last = bad.last
+        held.ooms.extend(part.ooms)
+        held.notes.extend(note for note in part.notes if note not in held.notes)
+        return True
+
+
+@dataclass
+class StallClock:
+    """When the latest step appeared by the platform's clock, and how long steps usually take."""
+
+    step: int | None = None
+    seen_at: datetime | None = None
+    per_step: list[float] = field(default_factory=list)
+
+    def step_seen(self, step: int, at: datetime) -> None:
+        if self.step is not None and self.seen_at is not None and step > self.step:
+            seconds = (at - self.seen_at).total_seconds() / (step - self.step)
+            if seconds > 0:
+                self.per_step.append(seconds)
+        if self.step is None or step > self.step:
+            self.step, self.seen_at = step, at
+
+    def gap(self, now: datetime | None) -> tuple[float, float] | None:
+        """(seconds since the latest step, median seconds per step), when both are known."""
+        if now is None or self.seen_at is None or not self.per_step:
+            return None
+        return (now - self.seen_at).total_seconds(), statistics.median(self.per_step)
+
+
+class Watcher:
+    """Polls a run; each `poll()` returns only the events that are new."""
+
+    def __init__(self, run: str, source: Source, *, budget_usd: float | None = None,
+                 config: ConfigView | None = None):
+        self.run, self.source, self.budget_usd, self.config = run, source, budget_usd, config
+        self.so_far = RunSoFar()
+        self.clock = StallClock()
+        self.seen: dict[str, WatchEvent] = {}
+        self.snapshot: Snapshot | None = None
+        self.polls = 0
+
+    @property
+    def last_step(self) -> int | None:
+        return self.so_far.run.last_step
+
+    def poll(self) -> list[WatchEvent]:
+        self.polls += 1
+        snapshot = self.snapshot = self.source.read()
+        grew = self.so_far.add(snapshot.lines)
+        for step, at in snapshot.step_times:
+            self.clock.step_seen(step, at)
+        if snapshot.latest_step is not None and snapshot.updated_at is not None:
+            self.clock.step_seen(snapshot.latest_step, snapshot.updated_at)
+        events = [*(self._findings(snapshot) if grew else []), *self._sampled(snapshot), *self._budget(snapshot),
+                  *self._stall(snapshot)]
+        if not snapshot.running:
+            events.append(WatchEvent(kind="ended", code="ended", severity="info", at_step=self.last_step,
+                                     summary=f"the run is {snapshot.status}"))
+        return [event for event in events if self._new(event)]
+
+    def _new(self, event: WatchEvent) -> bool:
+        key = f"{event.kind}:{event.code}"
+        if key in self.seen:
+            return False
+        self.seen[key] = event
+        return True
+
+    def _findings(self, snapshot: Snapshot) -> list[WatchEvent]:
+        return [WatchEvent(kind="finding", code=f.code, severity=f.severity, at_step=self.last_step,
+                           summary=f.summary, stop_when=f.stop_when, stop=f.severity == "error" and snapshot.running)
+                for f in judge(self.so_far.run, self.config) if f.code != "healthy"]
+
+    def _sampled(self, snapshot: Snapshot) -> list[WatchEvent]:
+        return [WatchEvent(kind="finding", code=f.code, severity=f.severity, at_step=f.at_step,
+                           summary=f"{f.summary} (`rlpilot train rollouts {self.run} --step {f.at_step}`)")
+                for f in snapshot.sampled]
+
+    def _budget(self, snapshot: Snapshot) -> list[WatchEvent]:
+        spend, budget = snapshot.spend, self.budget_usd
+        if spend is None or budget is None:
+            return []
+        if spend.total_usd >= budget:
+            return [WatchEvent(kind="budget", code="budget-reached", severity="error", at_step=spend.steps,
+                               stop=snapshot.running, summary=f"spent ${spend.total_usd:.2f} of the "
+                                                              f"${budget:.2f} budget")]
+        if spend.projected_usd is not None and spend.projected_usd >= budget:
+            return [WatchEvent(kind="budget", code="budget-projected", severity="error", at_step=spend.steps,
+                               stop=snapshot.running,
+                               summary=f"projected ${spend.projected_usd:.2f} at {spend.max_steps} steps, over the "
+                                       f"${budget:.2f} budget (${spend.total_usd:.2f} spent so far)")]
+        if spend.total_usd >= BUDGET_WARNING * budget:
+            return [WatchEvent(kind="budget", code="budget-warning", severity="warning", at_step=spend.steps,
+                               summary=f"spent ${spend.total_usd:.2f}, {spend.total_usd / budget:.0%} of the "
+                                       f"${budget:.2f} budget")]
+        return []
+
+    def _stall(self, snapshot: Snapshot) -> list[WatchEvent]:
+        gap = self.clock.gap(snapshot.updated_at)
+        if not snapshot.running or gap is None:
+            return []
+        since, per_step = gap
+        if since < max(STALL_FACTOR * per_step, STALL_MIN_SECONDS):
+            return []
+        return [WatchEvent(kind="stalled", code="stalled", severity="error", at_step=self.clock.step, stop=True,
+                           summary=f"no step since step {self.clock.step} for {since / 60:.0f} min while the platform "
+                                   f"still hears from the run (steps took {per_step:.0f} s); read "
+                                   f"`rlpilot train logs {self.run}` for where it hangs",
+                           stop_when=["new steps arrive at the usual pace"])]
+
+
+def watcher_for(run: str, ctx: Context, budget_usd: float | None = None) -> Watcher:
+    """A watcher for a run rlpilot launched (its record says where) or any hosted run."""
+    record = records.load(ctx.workspace, records.check_run_id(run))
+    config = open_config(Path(record.config)) if record and Path(record.config).is_file() else None
+    if record is not None and record.target in ("local", "slurm"):
+        if budget_usd is not None:
+            raise BadInput("budget-is-hosted-only", f"run {run} is a {record.target} run: it has no platform spend "
+                           "to watch", "drop --budget-usd; stop it with `rlpilot train stop` when you want")
+
+        def status() -> tuple[str, bool]:
+            if record.target == "slurm":
+                job = slurm.job_state(record.job_id)
+                return job.describe(record.stopped_at is not None), job.active
+            state = local.state(record, ctx.workspace)
+            return state, state == "running"
+
+        steps = record.summary.get("max_steps")
+        return Watcher(run, FileSource(lambda: local.metrics_file(record, ctx.workspace), status,
+                                       steps if isinstance(steps, int) else None), config=config)
+    return Watcher(run, HostedSource(run, ctx, with_spend=budget_usd is not None), budget_usd=budget_usd,
+                   config=config)
+
+
+# -- the foreground loop ----------------------------------------------------------------------
+
+
+class StopQuestion(BaseModel):
+    kind: Literal["confirm"] = "confirm"
+    prompt: str
+    options: list[str] = Field(default_factory=lambda: ["yes", "no"])
+    detail: str
 
 
 class WatchResult(ToolResult):
@@ -51,22 +382,34 @@ class WatchResult(ToolResult):
     status: str
     ended: bool
     last_step: int | None
-    findings: list[Seen] = Field(description="Every finding in the order it first appeared.")
+    findings: list[WatchEvent] = Field(description="Every event in the order it first appeared.")
     stop_suggested: bool
     reason: str | None = None
+    question: StopQuestion | None = Field(None, description="The stop question the watch ends with; the run stops "
+                                                            "only on a yes (`train stop`, or --yes here).")
+    stopped: StopResult | None = None
+    spend: Spend | None = None
+    budget_usd: float | None = None
     samples: str | None = Field(None, description="Where to read sampled rollouts early on.")
     next: str
 
     def render(self) -> str:
         checks = f"{self.checks} check{'s' if self.checks != 1 else ''}"
         lines = [f"run {self.run} ({self.target}): {self.status} at step {self.last_step}, {checks}"]
-        lines += [f"  {f.severity:<7} {f.code} (from step {f.at_step}): {f.summary}" for f in self.findings]
+        if self.spend:
+            budget = f" (budget ${self.budget_usd:.2f})" if self.budget_usd else ""
+            lines.append(f"  spend {self.spend.line()}{budget}")
+        lines += [f"  {event.line()}" for event in self.findings]
         if self.samples:
             lines.append(f"samples: {self.samples}")
+        if self.question and not self.stopped:
+            lines.append(f"question: {self.question.prompt} ({self.question.detail})")
+        if self.stopped:
+            lines.append(f"stopped: {self.stopped.render()}")
         return "\n".join(lines + [f"next: {self.next}"])
 
     def exit_code(self) -> int:
-        return 1 if self.stop_suggested else 0
+        return 1 if self.stop_suggested and not self.stopped else 0
 
 
 def every_seconds(text: str) -> float:
@@ -78,56 +421,56 @@ def every_seconds(text: str) -> float:
 
 def train_watch(args: WatchInput, ctx: Context) -> WatchResult:
     pause = every_seconds(args.every)
-    record = records.load(ctx.workspace, records.check_run_id(args.run))
-    config = Path(record.config) if record and Path(record.config).is_file() else None
-    seen: dict[str, Seen] = {}
-    diagnosed_step: int | None = None
-    checks = 0
+    watcher = watcher_for(args.run, ctx, args.budget_usd)
+    events: list[WatchEvent] = []
     reason = None
     while True:
-        checks += 1
-        status = train_status(RunInput(run=args.run), ctx)
-        last = status.metrics.last_step
-        ctx.emit({"type": "progress", "label": f"run {args.run} step", "done": last or 0, "total": status.max_steps})
-        if status.metrics.source and last is not None and last != diagnosed_step:
-            diagnosed_step = last
-            found = diagnose(DiagnoseInput(source=Path(status.metrics.source), config=config), ctx).findings
-            for finding in found:
-                if finding.code == "healthy" or finding.code in seen:
-                    continue
-                seen[finding.code] = Seen(code=finding.code, severity=finding.severity, at_step=last,
-                                          summary=finding.summary, stop_when=finding.stop_when)
-                ctx.emit({"type": "log", "line": f"{finding.severity} {finding.code} at step {last}: "
-                          f"{finding.summary}", "finding": seen[finding.code].model_dump()})
-            errors = [f for f in found if f.severity == "error"]
-            if errors and status.running:
-                reason = f"{errors[0].code}: {errors[0].summary}"
-                break
-        if not status.running or (args.rounds and checks >= args.rounds):
+        new = watcher.poll()
+        snapshot = watcher.snapshot
+        assert snapshot is not None
+        ctx.emit({"type": "progress", "label": f"run {args.run} step", "done": watcher.last_step or 0,
+                  "total": snapshot.max_steps})
+        for event in new:
+            ctx.emit({"type": "log", "line": event.line(), "finding": event.model_dump()})
+        events += new
+        stopping = next((event for event in new if event.stop), None)
+        if stopping:
+            reason = f"{stopping.code}: {stopping.summary}"
+            break
+        if not snapshot.running or (args.rounds and watcher.polls >= args.rounds):
             break
         time.sleep(pause)
+    question = None
+    stopped = None
+    if reason:
+        question = StopQuestion(prompt=f"Stop run {args.run}?", detail=reason)
+        if args.yes:
+            stopped = train_stop(RunInput(run=args.run), ctx)
     return WatchResult(
-        run=args.run, target=status.target, checks=checks, status=status.status, ended=not status.running,
-        last_step=status.metrics.last_step, findings=list(seen.values()), stop_suggested=reason is not None,
-        reason=reason, samples=_samples(status, ctx), next=_next(args.run, status, reason),
+        run=args.run, target=watcher.source.target, checks=watcher.polls, status=snapshot.status,
+        ended=not snapshot.running, last_step=watcher.last_step, findings=events, stop_suggested=reason is not None,
+        reason=reason, question=question, stopped=stopped, spend=snapshot.spend, budget_usd=args.budget_usd,
+        samples=_samples(args.run, watcher, ctx), next=_next(args.run, snapshot, reason, stopped),
     )
 
 
-def _samples(status: StatusResult, ctx: Context) -> str | None:
-    if status.target == "hosted":
-        step = status.metrics.last_step
-        return f"`prime train rollouts {status.run} --step {step}`" if step else None
-    record = records.load(ctx.workspace, status.run)
+def _samples(run: str, watcher: Watcher, ctx: Context) -> str | None:
+    if watcher.source.target == "hosted":
+        step = watcher.last_step
+        return f"`rlpilot train rollouts {run} --step {step}`" if step else None
+    record = records.load(ctx.workspace, run)
     if record is None:
         return None
     traces = sorted(records.outputs(record, ctx.workspace).glob("**/rollouts/step_*/**/*.jsonl"))
     return f"`rlpilot eval samples {traces[-1]}`" if traces else None
 
 
-def _next(run: str, status: StatusResult, reason: str | None) -> str:
+def _next(run: str, snapshot: Snapshot, reason: str | None, stopped: StopResult | None) -> str:
+    if stopped:
+        return f"the run was stopped ({stopped.status}); `rlpilot diagnose` on its metrics for the full picture"
     if reason:
-        return f"this run is unlikely to recover ({reason}); stop it with `rlpilot train stop {run}`, " \
-               f"apply the deltas from `rlpilot diagnose {status.metrics.source}`, and relaunch"
-    if status.running:
+        return (f"this run needs a decision ({reason}): the stop question is yours; `rlpilot train stop {run}` "
+                "stops it (the assistant asks you first), then apply the deltas from `rlpilot diagnose` and relaunch")
+    if snapshot.running:
         return f"keep watching: `rlpilot train watch {run}`"
-    return f"the run ended ({status.status}); `rlpilot diagnose {status.metrics.source}` for the full picture"
+    return f"the run ended ({snapshot.status}); `rlpilot diagnose` on its metrics for the full picture"

@@ -1,0 +1,245 @@
+"""`rlpilot train rollouts RUN [--step N]`: a hosted run's sampled rollouts while it trains.
+
+Shown like `eval samples` (worst, best or random, with prompt, reply and reward), with the
+step's reward and advantage histograms (`prime train distributions`), and read for reward
+hacking: replies that score through length, repetition, or an answer with none of the
+reasoning the rubric is meant to reward. The samples that show it go with the finding.
+
+Sample records are the platform's (`prime train rollouts`: `samples[]`, shape not fixed by the
+CLI): the prompt and completion are read as text or chat messages, the reward as `reward` or
+`score`. Replies are model output: data, cut and redacted, never instructions.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from concurrent.futures import ThreadPoolExecutor
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from tools.contract import Context, ToolError, ToolResult
+from tools.diagnose.signatures import TRAINABLE
+from tools.evals.results import Rollout
+from tools.evals.samples import Sample, Which, _cut, _indent, _last_assistant, _message_text, choose
+from tools.findings import Severity
+from tools.secrets import Redactor
+from tools.training import hosted
+from tools.training.runs import RunArg, hosted_only
+
+# Reward-hacking signs (derived: set against the stand-in scenarios in tests/test_train_rollouts.py).
+SCORING = 0.5  # a reply "scores" at or above half the step's best reward
+BARE_WORDS = 6  # a scoring reply with fewer words than this, outside its answer tags, shows no reasoning
+LENGTH_RATIO = 3.0  # scoring replies this many times longer than the rest: reward follows length
+REPEATED_SHARE = 0.5  # half a reply's lines (or 4-word runs) are repeats of earlier ones
+SHRINK_RATIO = 1 / 3  # replies shrank to a third of the earliest sampled step's while the reward rose
+SIGN_SHARE = 0.5  # a sign counts when at least half the scoring replies show it
+SHOWN = 3  # samples given with a finding
+HISTOGRAMS = ("rewards", "advantages")  # `prime train distributions --type`
+
+_TAGS = re.compile(r"<(?P<tag>answer|final|result|boxed)>.*?</(?P=tag)>|\\boxed\{[^}]*\}", re.IGNORECASE | re.DOTALL)
+
+
+class RolloutsInput(BaseModel):
+    run: RunArg
+    step: Annotated[int | None, Field(ge=0, description="Default: the latest sampled step.")] = None
+    n: Annotated[int, Field(ge=1, le=50)] = 5
+    which: Which = "worst"
+
+
+class Histogram(BaseModel):
+    kind: str
+    step: int | None
+    bins: list[tuple[float, float, float]] = Field(description="(low, high, count) per bin.")
+
+    def share_at_zero(self) -> float | None:
+        total = sum(count for _, _, count in self.bins)
+        if not total:
+            return None
+        return sum(count for low, high, count in self.bins if low <= 0 <= high) / total
+
+
+class TrainingFinding(BaseModel):
+    """A finding read from a run's own samples; codes are diagnosis codes (DESIGN.md)."""
+
+    code: str
+    severity: Severity
+    at_step: int | None
+    summary: str
+    evidence: dict[str, float] = Field(default_factory=dict)
+    samples: list[Sample] = Field(default_factory=list, description="The rollouts that show it.")
+
+
+class RolloutsResult(ToolResult):
+    run: str
+    step: int
+    which: Which
+    rollouts: int
+    samples: list[Sample]
+    distributions: list[Histogram] = Field(default_factory=list)
+    findings: list[TrainingFinding] = Field(default_factory=list)
+
+    def render(self) -> str:
+        blocks = [f"{len(self.samples)} {self.which} of {self.rollouts} rollouts of run {self.run} at step {self.step}"]
+        for finding in self.findings:
+            blocks.append(f"{finding.severity.upper()} {finding.code}: {finding.summary}")
+        for s in self.samples:
+            blocks.append("\n".join([f"--- example {s.example}, reward {s.reward if s.reward is not None else '?'}",
+                                     "prompt:", _indent(s.prompt), "reply:", _indent(s.reply or "(empty)")]))
+        return "\n\n".join(blocks)
+
+
+def train_rollouts(args: RolloutsInput, ctx: Context) -> RolloutsResult:
+    hosted_only(args.run, ctx, "rollouts", "read a local run's rollouts with `rlpilot eval samples` on its "
+                "outputs' rollouts/step_N folder")
+    progress = hosted.progress(args.run, ctx)
+    sampled = sorted(progress.get("steps_with_samples") or [])
+    step = args.step if args.step is not None else (sampled[-1] if sampled else progress.get("latest_step"))
+    if step is None:
+        raise ToolError("no-samples-yet", f"run {args.run} has no sampled step yet",
+                        f"try again once `rlpilot train status {args.run}` shows steps")
+    first = sampled[0] if sampled and sampled[0] < step else None
+    with ThreadPoolExecutor(max_workers=4) as pool:  # CLI calls of a second or more each
+        now = pool.submit(hosted.rollouts, args.run, step, ctx)
+        then = pool.submit(hosted.rollouts, args.run, first, ctx) if first is not None else None
+        kinds = [(kind, pool.submit(hosted.distribution, args.run, kind, step, ctx)) for kind in HISTOGRAMS]
+        samples = read_samples(now.result().get("samples") or [])
+        earlier = read_samples(then.result().get("samples") or []) if then else None
+        histograms = [read_histogram(kind, answer.result()) for kind, answer in kinds]
+    rollouts = [Rollout(example=s.example, reward=s.reward, error=s.error, line=s.line) for s in samples]
+    shown = [_shown(samples[r.line]) for r in choose(rollouts, args.n, args.which, seed=0)]
+    findings = [f for f in (hacking_evidence(samples, step, earlier), spread_finding(histograms, step)) if f]
+    return RolloutsResult(run=args.run, step=step, which=args.which, rollouts=len(samples), samples=shown,
+                          distributions=histograms, findings=findings)
+
+
+def read_samples(records: list[dict[str, Any]]) -> list[Sample]:
+    redact = Redactor()
+    samples = []
+    for index, record in enumerate(records):
+        reward = record.get("reward", record.get("score"))
+        samples.append(Sample(
+            example=str(record.get("example_id", record.get("problem_id", index))), line=index,
+            reward=float(reward) if isinstance(reward, int | float) else None,
+            error=str(record["error"]) if record.get("error") else None,
+            prompt=_cut(redact(_message_text(record.get("prompt")))),
+            reply=redact(_last_assistant(record.get("completion", record.get("response"))))))
+    return samples
+
+
+def read_histogram(kind: str, answer: dict[str, Any]) -> Histogram:
+    bins = []
+    for entry in answer.get("bins") or []:
+        if not isinstance(entry, dict):
+            continue
+        low = _first(entry, "min", "start", "binStart", "x0", "low")
+        high = _first(entry, "max", "end", "binEnd", "x1", "high")
+        count = _first(entry, "count", "value", "y", "frequency")
+        if None not in (low, high, count):
+            bins.append((low, high, count))
+    return Histogram(kind=kind, step=answer.get("step"), bins=bins)
+
+
+def _first(entry: dict[str, Any], *keys: str) -> float | None:
+    for key in keys:
+        if isinstance(entry.get(key), int | float):
+            return float(entry[key])
+    return None
+
+
+def spread_finding(histograms: list[Histogram], step: int) -> TrainingFinding | None:
+    """Most rollouts teach nothing: a zero advantage, or rewards with no spread at all (diagnosis' trainable share)."""
+    by_kind = {h.kind: h for h in histograms}
+    share = by_kind["advantages"].share_at_zero() if "advantages" in by_kind else None
+    if share is not None and share > 1 - TRAINABLE:
+        why = f"{share:.0%} of the rollouts at step {step} have a zero advantage"
+    elif "rewards" in by_kind and len([b for b in by_kind["rewards"].bins if b[2]]) == 1:
+        share, why = 1.0, f"every rollout at step {step} scored in one reward bin"
+    else:
+        return None
+    return TrainingFinding(code="zero-advantage-dominant", severity="warning", at_step=step,
+                           summary=f"{why}: their groups scored alike, so they teach nothing",
+                           evidence={"zero_advantage_share": share, "threshold": 1 - TRAINABLE})
+
+
+def hacking_evidence(samples: list[Sample], step: int, earlier: list[Sample] | None = None) -> TrainingFinding | None:
+    """`reward-hacking-suspected` when the scoring replies share a sign of gaming the rubric, with the few that show it.
+
+    Signs: scoring replies that hold nothing but the answer (no reasoning), that are mostly
+    repeats, that are many times longer than the rest, or replies that shrank to a fraction of
+    the earliest sampled step's while the reward rose.
+    """
+    rewarded = [s for s in samples if s.reward is not None]
+    if not rewarded:
+        return None
+    best = max(s.reward for s in rewarded)
+    scoring = [s for s in rewarded if best > 0 and s.reward >= SCORING * best]
+    if not scoring:
+        return None
+    scoring_lines = {s.line for s in scoring}
+    rest = [s for s in rewarded if s.line not in scoring_lines]
+    signs: list[tuple[str, list[Sample], dict[str, float]]] = []
+    bare = [s for s in scoring if _words(_TAGS.sub(" ", s.reply)) < BARE_WORDS]
+    if len(bare) >= SIGN_SHARE * len(scoring):
+        signs.append(("scoring replies hold an answer with no reasoning", bare,
+                      {"bare_share": len(bare) / len(scoring)}))
+    repeated = [s for s in scoring if _repeated_share(s.reply) >= REPEATED_SHARE]
+    if len(repeated) >= SIGN_SHARE * len(scoring):
+        signs.append(("scoring replies are mostly repeated text", repeated,
+                      {"repeated_share": len(repeated) / len(scoring)}))
+    if rest:
+        ratio = _median_words(scoring) / max(_median_words(rest), 1.0)
+        if ratio >= LENGTH_RATIO:
+            signs.append(("the reward follows reply length", sorted(scoring, key=lambda s: -len(s.reply)),
+                          {"length_ratio": ratio}))
+    if earlier:
+        before = [s for s in earlier if s.reward is not None]
+        if before:
+            shrink = _median_words(rewarded) / max(_median_words(before), 1.0)
+            gain = _mean_reward(rewarded) - _mean_reward(before)
+            if shrink <= SHRINK_RATIO and gain > 0:
+                signs.append(("replies shrank while the reward rose", scoring,
+                              {"length_vs_first_sampled_step": shrink, "reward_gain": gain}))
+    if not signs:
+        return None
+    shown = _distinct([s for _, found, _ in signs for s in found])[:SHOWN]
+    evidence = {name: value for _, _, values in signs for name, value in values.items()}
+    evidence["mean_reward"] = _mean_reward(rewarded)
+    return TrainingFinding(
+        code="reward-hacking-suspected", severity="warning", at_step=step, evidence=evidence,
+        summary=f"at step {step}: {'; '.join(text for text, _, _ in signs)}; read the samples: the reward may "
+                "not stand for the skill the rubric is meant to reward",
+        samples=[_shown(s) for s in shown])
+
+
+def _shown(sample: Sample) -> Sample:
+    """Replies are read whole for the signs, and cut to a readable length when shown."""
+    return sample.model_copy(update={"reply": _cut(sample.reply)})
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _median_words(samples: list[Sample]) -> float:
+    return statistics.median(_words(s.reply) for s in samples)
+
+
+def _mean_reward(samples: list[Sample]) -> float:
+    return statistics.fmean(s.reward for s in samples if s.reward is not None)
+
+
+def _repeated_share(text: str) -> float:
+    """The share of a reply's lines, or of its 4-word runs when it has few lines, seen earlier in it."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    words = text.split()
+    units = lines if len(lines) >= 4 else [" ".join(words[i:i + 4]) for i in range(0, max(len(words) - 3, 0), 4)]
+    if len(units) < 4:
+        return 0.0
+    return 1 - len(set(units)) / len(units)
+
+
+def _distinct(samples: list[Sample]) -> list[Sample]:
+    """Each rollout once, in the order the signs named them."""
+    return list({s.line: s for s in samples}.values())
