@@ -111,10 +111,15 @@ def step_range(steps: list[int]) -> str:
 
 def _delta_step(delta: Delta) -> str:
     """A proposed change in words: the intent when the tool gave one, the value otherwise."""
-    words = delta.as_dict().get("change")
-    value = f"set `{delta.key}` to {shown(delta.to)}" if delta.to is not None else f"`{delta.key}`"
-    was = f" (now {shown(delta.from_)})" if delta.from_ is not None else ""
-    return value + (f": {words}" if words else "") + was + (f"; {delta.why}" if delta.why else "")
+    words = delta.change
+    if delta.to is not None:  # the value says it; words that only restate it are left out
+        value = f"set `{delta.key}` to {shown(delta.to)}"
+        words = "" if words.startswith("set to") else words
+    else:
+        value = f"`{delta.key}`"
+    now = f"now {shown(delta.from_)}" if delta.from_ is not None else ""
+    aside = ", ".join(part for part in (words, now) if part)
+    return value + (f" ({aside})" if aside else "") + (f"; {delta.why}" if delta.why else "")
 
 
 def report(args: ReportInput, ctx: Context) -> Report:
@@ -150,7 +155,7 @@ def build(session: Session, notes: str | None = None) -> Report:
 def _spend(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The latest spend read of each hosted run (`train usage`, or a watch with a budget)."""
     latest = {r["result"]["run"]: dict(r["result"]["spend"], run=r["result"]["run"]) for r in records
-              if r["name"] in ("train_usage", "train_watch") and (r["result"] or {}).get("spend")}
+              if _evidence(r) is Evidence.SPEND and (r["result"] or {}).get("spend")}
     return list(latest.values())
 
 
@@ -202,8 +207,10 @@ _EVAL_STILL_BROKEN = "most rollouts still error, or the verdict does not move af
 
 def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> NextStep:
     if runs:
+        # The diagnosis's primary finding explains the run; the others are its consequences or lesser.
+        primary = (runs[-1].get("primary") or {}).get("code")
         problems = sorted((f for f in runs[-1].get("findings", []) if f.get("code") != "healthy"),
-                          key=lambda f: rank(f.get("severity")))
+                          key=lambda f: (f.get("code") != primary, rank(f.get("severity"))))
         if not problems:
             return NextStep(action="the last run looks healthy: keep the settings and raise one knob at a time",
                             done_when=["mean reward keeps rising for 50 steps after the change"],

@@ -28,7 +28,7 @@ from tools.contract import Context, load  # noqa: E402
 
 ROUNDS = 100
 ROUND_TARGET_MS = 20
-TOKEN_TARGET = 4000
+TOKEN_TARGET = 4500  # with every tool the 2026-12 issues add (issue "The first hour")
 SAMPLE_STACK = ("python 3.11.7; prime 0.18.0; verifiers 0.4.0; no prime-rl; no GPUs; logged in to Prime.\n"
                 "- local-eval: via vf-eval\n- hosted-training: via prime train CONFIG (prime-rl config)")
 

@@ -84,11 +84,11 @@ def test_the_rendered_report_reads_as_a_person_writes_it(tmp_path):
         recorder = Recorder()
         agent = make_agent(tmp_path, server.base_url, ["config_tune", "eval_summarize", "diagnose", "report"],
                            recorder)
-        agent.run_tool(agent.tools["eval_summarize"], {"path": "smoke-eval"})
-        agent.run_tool(agent.tools["config_tune"], {"path": str(config), "profile": "complex", "reward": "binary",
+        agent.call(agent.tools["eval_summarize"], {"path": "smoke-eval"})
+        agent.call(agent.tools["config_tune"], {"path": str(config), "profile": "complex", "reward": "binary",
                                                     "eval_path": "smoke-eval", "apply": True})
-        agent.run_tool(agent.tools["diagnose"], {"source": "metrics.jsonl"})
-        agent.run_tool(agent.tools["report"], {})
+        agent.call(agent.tools["diagnose"], {"source": "metrics.jsonl"})
+        agent.call(agent.tools["report"], {})
     text = recorder.of_type("tool_result")[-1]["text"]
     assert "17% of example groups with zero variance" in text  # 0.166667 as a share
     assert re.search(r"flat-reward \(error, steps \d+-\d+\)", text)

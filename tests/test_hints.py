@@ -30,7 +30,8 @@ CONFIG = "configs/training/tiny-arith.toml"
 # What a hint's f-string fills in, by the name of the value it formats.
 FILLED_IN = {"name": "tiny-arith", "text": "tiny-arith", "hub_id": "tester/tiny-arith", "config": CONFIG,
              "run": "run-1", "run_id": "run-1", "new_run": "run-1", "source": "outputs/run-1/metrics.jsonl",
-             "visibility": "PRIVATE", "traces": "outputs/run-1/traces.jsonl",
+             "visibility": "PRIVATE", "traces": "outputs/run-1/traces.jsonl", "id": "run-1",
+             "path": "environments/tiny_arith", "target": "hosted", "following": "smoke", "step": "50", "at_step": "50",
              "ctx.settings.go_to('instruct')[0]": "gpt-4.1-mini"}
 # What the person fills in: the metavars hints leave in capitals.
 METAVARS = {"ENV": "tiny-arith", "CONFIG": CONFIG, "RUN": "run-1", "RUN_A": "run-0", "ID": "abc123",
@@ -76,6 +77,8 @@ def concrete(command: str) -> list[str]:
         if match.group(1) in FILLED_IN:
             return FILLED_IN[match.group(1)]
         node = ast.parse(match.group(1), mode="eval").body
+        if isinstance(node, ast.BoolOp):  # `a or b`: the first is what a user typed
+            node = node.values[0]
         while isinstance(node, (ast.Subscript, ast.Attribute)):
             if isinstance(node, ast.Attribute):
                 return FILLED_IN[node.attr]

@@ -61,7 +61,7 @@ class Bot:
 
     def __init__(self, workspace: Path, slack: SlackAPI, model_url: str | None):
         endpoint = Endpoint(model_url, "stub-model", "RLPILOT_TEST_KEY", "test") if model_url else None
-        self.bot = build(BOT_TOKEN, signing_secret=SIGNING_SECRET, workspace=workspace, allowed={"UALLOWED"},
+        self.bot = build(BOT_TOKEN, signing_secret=SIGNING_SECRET, workspace=workspace, allowed={"UALLOWED", "UALICE"},
                          endpoint=endpoint, base_url=slack.base_url)
         self.server = http_server(self.bot.app, "127.0.0.1", 0)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -245,7 +245,7 @@ def test_socket_mode_receives_mentions_and_clicks_over_the_websocket(workspace):
     script = scripted(call("eval_run", env="nope-env"), Reply("Could not push it."))
     with SlackAPI() as slack, SocketModeServer() as socket, ScriptedOpenAIServer(script) as model:
         slack.socket_url = socket.url
-        bot = build(BOT_TOKEN, signing_secret=None, workspace=workspace, allowed={"UALLOWED"},
+        bot = build(BOT_TOKEN, signing_secret=None, workspace=workspace, allowed={"UALLOWED", "UALICE"},
                     endpoint=Endpoint(model.base_url, "stub-model", "RLPILOT_TEST_KEY", "test"),
                     base_url=slack.base_url, secrets=(APP_TOKEN,))
         handler = SocketModeHandler(bot.app, APP_TOKEN)

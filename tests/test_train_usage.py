@@ -10,7 +10,8 @@ from fakes.openai_server import Reply, ScriptedOpenAIServer
 from fakes.prime_api import PrimeAPI
 from ops_support import prime_env, prime_parses, rlpilot, use_env
 
-from tools.contract import BadInput, Context
+from tools.contract import Context
+from tools.errors import BadInput
 from tools.training import hosted, records
 from tools.training.runs import RestartInput, RunInput, train_components, train_restart
 from tools.training.spend import spend_from, train_usage
@@ -52,8 +53,8 @@ def test_the_report_includes_the_spend_the_session_read(tmp_path, monkeypatch):
         api.spend["run-p"] = 1.0
         recorder = Recorder()
         agent = make_agent(tmp_path, model.base_url, ["train_usage", "report"], recorder)
-        agent.run_tool(agent.tools["train_usage"], {"run": "run-p"})
-        agent.run_tool(agent.tools["report"], {})
+        agent.call(agent.tools["train_usage"], {"run": "run-p"})
+        agent.call(agent.tools["report"], {})
     [spend] = recorder.of_type("report")[0]["report"]["observed"]["spend"]
     assert (spend["run"], spend["total_usd"], spend["projected_usd"]) == ("run-p", 1.0, 5.0)
     assert "spend of run run-p: $1.00 so far, about $5.00 at 100 steps" in recorder.of_type("tool_result")[-1]["text"]

@@ -159,5 +159,5 @@ def test_the_terminal_chat_offers_watch_and_starts_one_in_the_background(tmp_pat
                               env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     notices = [json.loads(line).get("message", "") for line in done.stdout.splitlines() if line.strip()]
-    assert any("/watch" in n and "--budget-usd" in n for n in notices)
+    assert any("/watch" in n and "rlpilot train watch" in n for n in notices)
     assert "watching run-t in the background: new findings come here" in notices

@@ -17,7 +17,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from tools.contract import Context, ToolError
+from tools.contract import Context
+from tools.errors import ToolError
 from tools.findings import Finding
 from tools.prime_runner import error_lines, json_output, run_prime
 

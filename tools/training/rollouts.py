@@ -19,8 +19,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from tools.contract import Context, ToolError, ToolResult
+from tools.contract import Context, ToolResult
 from tools.diagnose.signatures import TRAINABLE
+from tools.errors import ToolError
 from tools.evals.results import Rollout
 from tools.evals.samples import Sample, Which, _cut, _indent, _last_assistant, _message_text, choose
 from tools.findings import Severity

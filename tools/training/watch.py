@@ -300,9 +300,13 @@ class Watcher:
         return True
 
     def _findings(self, snapshot: Snapshot) -> list[WatchEvent]:
+        """The diagnosis as it stands; the stop question comes with its primary finding, when that is an error."""
+        primary, found = judge(self.so_far.run, self.config)
+        lead = primary.code if primary else None
         return [WatchEvent(kind="finding", code=f.code, severity=f.severity, at_step=self.last_step,
-                           summary=f.summary, stop_when=f.stop_when, stop=f.severity == "error" and snapshot.running)
-                for f in judge(self.so_far.run, self.config) if f.code != "healthy"]
+                           summary=f.summary + (" (what explains the run)" if f.code == lead else ""),
+                           stop_when=f.stop_when, stop=f.code == lead and f.severity == "error" and snapshot.running)
+                for f in found if f.code != "healthy"]
 
     def _sampled(self, snapshot: Snapshot) -> list[WatchEvent]:
         return [WatchEvent(kind="finding", code=f.code, severity=f.severity, at_step=f.at_step,
