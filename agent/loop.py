@@ -18,7 +18,7 @@ from agent.sessions import Session
 from configs import defaults
 from tools.catalog import CATALOG
 from tools.contract import Context, Event, Tool, ToolError, load
-from tools.secrets import redact
+from tools.secrets import redacted
 
 
 @dataclass
@@ -39,12 +39,13 @@ class Agent:
     def __init__(self, session: Session, surface: Surface, ctx: Context, client: ModelClient | None = None,
                  tools: list[Tool] | None = None):
         self.session = session
-        self.surface = surface
+        # Every event a tool, a gate or the loop emits reaches the surface through the redactor.
+        self.surface = Surface(lambda event: surface.emit(redacted(event)), surface.ask, surface.on_text)
         self.client = client
-        self.ctx = Context(workspace=ctx.workspace, emit=surface.emit, session_id=session.id)
+        self.ctx = Context(workspace=ctx.workspace, emit=self.surface.emit, session_id=session.id)
         self.tools = {tool.name: tool for tool in (tools or [load(entry) for entry in CATALOG])}
         self.schemas = [openai_tool(tool) for tool in self.tools.values()]
-        self.gates = Gatekeeper(session, surface.ask, self.ctx)
+        self.gates = Gatekeeper(session, self.surface.ask, self.ctx)
         self.max_rounds = defaults.agent_setting("max_tool_rounds")
         self.max_chars = defaults.agent_setting("max_tool_result_chars")
 
@@ -58,7 +59,7 @@ class Agent:
                 self.session.record_usage(self.client.endpoint.model, reply.prompt_tokens, reply.completion_tokens)
                 self.session.add_message(reply.message())
                 if reply.text:
-                    self.surface.emit({"type": "assistant", "text": redact(reply.text)})
+                    self.surface.emit({"type": "assistant", "text": reply.text})
                 if not reply.tool_calls:
                     return
                 for call in reply.tool_calls:
@@ -68,7 +69,7 @@ class Agent:
             self.surface.emit({"type": "error", "message": f"stopped after {self.max_rounds} tool rounds; "
                                "say how to go on"})
         except ModelError as error:
-            self.surface.emit({"type": "error", "message": redact(str(error))})
+            self.surface.emit({"type": "error", "message": str(error)})
         except KeyboardInterrupt:
             self.surface.emit({"type": "error", "message": "turn cancelled"})
 
@@ -106,19 +107,20 @@ class Agent:
         except Exception as error:  # a bug in a tool must not end the user's session
             outcome = _failure("internal-error", f"{tool.name} failed: {type(error).__name__}: {error}",
                                "this is a bug in rlpilot; the session goes on")
+        outcome = redacted(outcome)  # what the session stores, the surface shows and the model reads
         self.session.record_tool_call(tool.name, arguments, "result" in outcome, outcome.get("result"),
                                       outcome.get("error") or ({"declined": outcome["message"]}
                                                                if outcome.get("declined") else None))
         event = {"type": "tool_result", "name": tool.name, **outcome}
         if result is not None:
             event["text"] = result.render()
-        self.surface.emit(json.loads(redact(json.dumps(event))))
+        self.surface.emit(event)
         if tool.name == "report" and result is not None:
             self.surface.emit({"type": "report", "report": outcome["result"]})
         return outcome
 
     def _for_model(self, outcome: dict[str, Any]) -> str:
-        text = redact(json.dumps(outcome))
+        text = json.dumps(outcome)  # redacted by run_tool
         if len(text) <= self.max_chars:
             return text
         cut = len(text) - self.max_chars

@@ -18,6 +18,7 @@ from typing import Any
 
 from tools.catalog import ToolEntry
 from tools.contract import BadInput, Context, Event, Tool, ToolError, arg_of, load
+from tools.secrets import redact
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,9 +82,9 @@ def run_tool(entry: ToolEntry, argv: list[str]) -> int:
         arguments, as_json = parse_arguments(tool, argv)
         result = tool.call(arguments, ctx)
     except ToolError as error:
-        print(f"rlpilot {' '.join(entry.command)}: {error.one_line()}", file=sys.stderr)
+        print(redact(f"rlpilot {' '.join(entry.command)}: {error.one_line()}"), file=sys.stderr)
         return error.exit_code
-    print(result.model_dump_json(indent=2) if as_json else result.render())
+    print(redact(result.model_dump_json(indent=2) if as_json else result.render()))
     return result.exit_code()
 
 
@@ -131,8 +132,9 @@ def _choices(kind: Any) -> list[str] | None:
 def _print_event(event: Event) -> None:
     if event.get("type") == "progress":
         total = event.get("total") or "?"
-        print(f"  {event.get('label', 'progress')}: {event.get('done')}/{total}", file=sys.stderr)
+        line = f"  {event.get('label', 'progress')}: {event.get('done')}/{total}"
     elif event.get("type") == "log":
-        print(f"  {event.get('line', '')}", file=sys.stderr)
+        line = f"  {event.get('line', '')}"
     else:
-        print(f"  {json.dumps(event)}", file=sys.stderr)
+        line = f"  {json.dumps(event)}"
+    print(redact(line), file=sys.stderr)

@@ -35,7 +35,7 @@ from agent.sessions import Store
 from agent.surfaces.common import available_tools
 from tools.catalog import Effect
 from tools.contract import Context, Event, Tool, ToolError
-from tools.secrets import redact
+from tools.secrets import redact, redacted
 from tools.workspace import rlpilot_home
 
 TOKEN_FIELD = "confirm_token"
@@ -160,8 +160,8 @@ class ToolServer:
         try:
             admitted = gates.admit(tool, tool.parse(given))
         except Refused as refused:  # the tool's own preview says it cannot run: nothing to confirm
-            return _result({"ok": False, "result": refused.preview.model_dump(mode="json"),
-                            "text": refused.preview.render()})
+            return _result(redacted({"ok": False, "result": refused.preview.model_dump(mode="json"),
+                                     "text": refused.preview.render()}))
         except Declined:
             question = asked[-1][0]
             return _error(f"{tool.name} needs the user's answer first: {question.prompt} "
@@ -169,10 +169,10 @@ class ToolServer:
                           f"{ANSWERS_FIELD}={{\"{question.kind}\": <their answer>}} (or the matching argument).",
                           {"needs_answer": question.event()})
         except ToolError as error:
-            return _error(error.one_line(), {"error": error.to_dict()})
+            return _error(redact(error.one_line()), {"error": redacted(error.to_dict())})
         except Exception as error:  # a tool's preview that crashes is a bug to report, not a dead server
-            return _error(f"{tool.name} failed while previewing: {type(error).__name__}: {error}; "
-                          "this is a bug in rlpilot")
+            return _error(redact(f"{tool.name} failed while previewing: {type(error).__name__}: {error}; "
+                                 "this is a bug in rlpilot"))
         token = self.confirmations.issue(tool.name, arguments)
         lines = ["That token is not valid for this call (used, expired, or issued for other arguments); "
                  "here is a new preview.", ""] if stale else []

@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,7 @@ from agent.surfaces.plots import curves_of, source_of
 from tools.catalog import Effect, by_name
 from tools.contract import BadInput, Context, Event, Tool, ToolError
 from tools.diagnose.plot import PlotInput, plot_metrics
-from tools.secrets import Redactor, redact
+from tools.secrets import redact, redactor
 from tools.workspace import rlpilot_home
 
 GATE_TIMEOUT_S = 900.0
@@ -88,14 +89,14 @@ def report_blocks(rendered: str) -> list[dict[str, Any]]:
 
 class SlackBot:
     def __init__(self, app: App, workspace: Path, tools: list[Tool], endpoint, allowed: set[str],
-                 redactor: Redactor):
+                 redact_text: Callable[[str], str]):
         self.app = app
         self.client: WebClient = app.client
         self.workspace = workspace
         self.tools = tools
         self.endpoint = endpoint
         self.allowed = allowed
-        self.redact = redactor
+        self.redact = redact_text
         self.home = rlpilot_home(workspace)
         # The thread map has its own connection and lock; each turn opens the store for itself, so
         # turns in different threads never share a connection.
@@ -304,8 +305,8 @@ def build(bot_token: str, *, signing_secret: str | None, workspace: Path, allowe
               request_verification_enabled=signing_secret is not None,
               # turns wait on gate answers; the clicks that answer them need threads of their own
               listener_executor=ThreadPoolExecutor(max_workers=16))
-    redactor = Redactor(extra=(bot_token, signing_secret or "", *secrets))
-    return SlackBot(app, workspace, available_tools(), endpoint, allowed, redactor)
+    return SlackBot(app, workspace, available_tools(), endpoint, allowed,
+                    redactor(extra=(bot_token, signing_secret or "", *secrets)))
 
 
 def main(argv: list[str] | None = None) -> int:
