@@ -25,9 +25,9 @@ MASK = "[REDACTED]"
 
 # A variable is secret when one of its `_`-separated parts says so (`GITHUB_PAT`, `STRIPE_PK`),
 # or its name holds one of the long words anywhere (`HF_TOKEN`, `OPENAI_APIKEY`). Parts, not
-# substrings, for the short words: PATH and PKG_CONFIG_PATH are not secrets.
+# substrings, for the short words: PATH and PKG_CONFIG_PATH are not secrets (nor PWD, a folder).
 _SECRET_WORDS = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
-_SECRET_PARTS = frozenset({"PAT", "PK", "SK", "PASS", "PWD", "AUTH"})
+_SECRET_PARTS = frozenset({"PAT", "PK", "SK", "PASS"})
 
 # Values shorter than this are too likely to occur by chance ("1", "true") to mask.
 _MIN_VALUE_LENGTH = 6

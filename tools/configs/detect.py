@@ -16,6 +16,8 @@ from typing import Any
 
 from tools.configs.document import is_table_array, lookup
 from tools.configs.eras import Dialect, Variant, dialect_for_prime_cli, dialect_for_prime_rl, variant_for_prime_rl
+from tools.contract import BadInput
+from tools.files import read_text_bounded
 
 # (dialect, weight, test, what it shows): a weight 3 sign belongs to one era only.
 _SIGNS: tuple[tuple[Dialect, int, str, str], ...] = (
@@ -44,6 +46,8 @@ _SIGNS: tuple[tuple[Dialect, int, str, str], ...] = (
     (Dialect.CURRENT, 2, "orchestrator.max_inflight_episodes", "`orchestrator.max_inflight_episodes`"),
     (Dialect.CURRENT, 1, "orchestrator.group_size", "`orchestrator.group_size`"),
 )
+# A sibling config is only looked at for its keys; one larger than this is data, not an overlay's base.
+SIBLING_LIMIT = 1 << 20
 # On a tie the newer era wins: a newer config keeps more of the older spellings than the reverse.
 _TIE_ORDER = [Dialect.CURRENT, Dialect.TRANSITION, Dialect.CLASSIC, Dialect.HOSTED_LAB]
 
@@ -85,9 +89,9 @@ def detect_file(data: dict[str, Any], path: Path) -> Detection:
         if sibling.resolve() == path.resolve():
             continue
         try:
-            beside = detect_dialect(tomllib.loads(sibling.read_text()))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            continue
+            beside = detect_dialect(tomllib.loads(read_text_bounded(sibling, SIBLING_LIMIT)))
+        except (BadInput, tomllib.TOMLDecodeError, RecursionError):
+            continue  # not a config to take a dialect from: a FIFO, a data file, broken TOML
         if beside.from_keys:
             return Detection(beside.dialect, f"no era-specific keys; took the dialect of {sibling.name} beside it")
     return detection
