@@ -104,6 +104,9 @@ def _key_value(item: str) -> tuple[str, Any]:
         return key.strip(), tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         return key.strip(), raw
+    except (ValueError, RecursionError):  # an integer of thousands of digits, or arrays nested thousands deep
+        raise BadInput("bad-value", f"{key.strip()}: the value ({len(raw)} characters) is too large or too deeply "
+                       "nested for a config", "give a plain value, e.g. orchestrator.batch_size=256") from None
 
 
 def _base_type(annotation: Any) -> tuple[Any, bool]:

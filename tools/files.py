@@ -24,6 +24,15 @@ CONFIG_LIMIT = 8 * MiB
 LINE_LIMIT = 64 * MiB
 
 
+def real_path(path: Path) -> Path:
+    """`path` with its symlinks resolved; a symlink loop is bad input, not a crash."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as error:  # Python 3.11-3.12 raise RuntimeError on a loop, 3.13 OSError
+        raise BadInput("symlink-loop", f"{path}: cannot be resolved ({error})",
+                       "the path is a symlink that points back at itself; fix or remove the link") from None
+
+
 def _describe(size: int) -> str:
     return f"{size / MiB:g} MiB" if size >= MiB else f"{size} bytes"
 

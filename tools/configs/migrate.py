@@ -34,6 +34,7 @@ from tools.configs.document import (
     inline,
     load,
     parse,
+    read_text,
     rename_in_place,
     split_key,
 )
@@ -130,7 +131,7 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     backup = None
     if not dry_run:
         if out.exists():
-            backup = write_config(out, out.read_text() if out != config.path else config.text, text,
+            backup = write_config(out, read_text(out) if out != config.path else config.text, text,
                                   workspace or Path.cwd())
         else:
             atomic_write(out, text)
