@@ -50,6 +50,11 @@ _MENTION = re.compile(r"<@[A-Z0-9]+>")
 _THREADS = """CREATE TABLE IF NOT EXISTS slack_threads (
     channel TEXT NOT NULL, thread_ts TEXT NOT NULL, session_id TEXT NOT NULL REFERENCES sessions(id),
     PRIMARY KEY (channel, thread_ts))"""
+# Event ids already taken, so a replayed signed request (or Slack's own retry) starts no second turn.
+# Kept in the store, so a restart or a second bot process on the same RLPILOT_HOME knows them too;
+# bolt refuses requests signed more than 5 minutes ago, so an hour of ids is more than enough.
+_EVENTS = "CREATE TABLE IF NOT EXISTS slack_events (event_id TEXT PRIMARY KEY, at REAL NOT NULL)"
+EVENT_MEMORY_S = 3600.0
 
 
 @dataclass
@@ -102,6 +107,7 @@ class SlackBot:
         # turns in different threads never share a connection.
         self.store = Store(self.home)
         self.store.db.execute(_THREADS)
+        self.store.db.execute(_EVENTS)
         self._threads_lock = threading.Lock()
         self.pending: dict[str, Pending] = {}
         self._pending_lock = threading.Lock()
@@ -150,15 +156,28 @@ class SlackBot:
 
     # -- listeners ------------------------------------------------------------------------------
 
-    def on_mention(self, event: dict[str, Any]) -> None:
+    def first_delivery(self, body: dict[str, Any]) -> bool:
+        """True the first time an event id arrives; an event without one is always new."""
+        event_id = body.get("event_id")
+        if not event_id:
+            return True
+        now = time.time()
+        with self._threads_lock:
+            self.store.db.execute("DELETE FROM slack_events WHERE at < ?", (now - EVENT_MEMORY_S,))
+            taken = self.store.db.execute("INSERT OR IGNORE INTO slack_events VALUES (?, ?)", (str(event_id), now))
+            return taken.rowcount == 1
+
+    def on_mention(self, event: dict[str, Any], body: dict[str, Any]) -> None:
+        if not self.first_delivery(body):
+            return
         thread_ts = event.get("thread_ts") or event["ts"]
         self._turn(event["channel"], thread_ts, event.get("text", ""), create=True)
 
-    def on_message(self, event: dict[str, Any], context: dict[str, Any]) -> None:
+    def on_message(self, event: dict[str, Any], context: dict[str, Any], body: dict[str, Any]) -> None:
         # A mention also arrives as a message; on_mention has it. Bots and edits are not turns.
         if event.get("subtype") or event.get("bot_id") or not event.get("thread_ts"):
             return
-        if f"<@{context.get('bot_user_id')}>" in event.get("text", ""):
+        if f"<@{context.get('bot_user_id')}>" in event.get("text", "") or not self.first_delivery(body):
             return
         self._turn(event["channel"], event["thread_ts"], event.get("text", ""), create=False)
 
