@@ -90,7 +90,7 @@ def detect_file(data: dict[str, Any], path: Path) -> Detection:
             continue
         try:
             beside = detect_dialect(tomllib.loads(read_text_bounded(sibling, SIBLING_LIMIT)))
-        except (BadInput, tomllib.TOMLDecodeError, RecursionError):
+        except (BadInput, ValueError, RecursionError):  # TOMLDecodeError is a ValueError, as is a 5000-digit integer
             continue  # not a config to take a dialect from: a FIFO, a data file, broken TOML
         if beside.from_keys:
             return Detection(beside.dialect, f"no era-specific keys; took the dialect of {sibling.name} beside it")
