@@ -48,6 +48,8 @@ _SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
         (("hf_",), r"\bhf_[A-Za-z0-9]{20,}"),
         (("pit_",), r"\bpit_[A-Za-z0-9_\-]{16,}"),
         (("akia",), r"\bAKIA[0-9A-Z]{16}\b"),
+        # the library's plugin finds the header line only; the key is what must go
+        (("private key",), r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"),
         (("bearer",), r"(?i:(\bbearer\s+))[A-Za-z0-9._~+/\-]{8,}=*"),
         # base64 of `user:password`; the digit or `+/=` it needs keeps prose ("Basic usage") out
         (("basic",), r"(\bBasic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}"),
@@ -56,15 +58,18 @@ _SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
         (("--",), r"(?i:(--(?:api-key|token|secret|password)[= ]))\S+"),
     ))
 
-# Text the library could find something in: a long run of token characters with a digit in
-# it, a JWT header, an AWS key id, or a private key block. Everything else skips it.
-_RUN = re.compile(r"[A-Za-z0-9_+/=-]{16,}")
-_DIGIT = re.compile(r"\d")
-_LIBRARY_ANCHORS = ("eyJ", "PRIVATE KEY", "AKIA", "ASIA", "ABIA", "ACCA", "A3T")
+# Text the library could find something in: a long run of token characters mixing upper case,
+# lower case and digits (as random keys do, and paths, timestamps and hex digests do not), or a
+# literal that the plugins' all-lower-case or all-upper-case shapes start with. Everything else
+# skips the library.
+_RUN = re.compile(r"[A-Za-z0-9_-]{16,}")  # not `/`: a path's folders are separate runs
+_MIXED = re.compile(r"(?=[^A-Z]*[A-Z])(?=[^a-z]*[a-z])(?=[^0-9]*[0-9])")
+_LIBRARY_ANCHORS = ("eyJ", "PRIVATE KEY", "AKIA", "ASIA", "ABIA", "ACCA", "A3T", "xox", "hooks.slack.com", "-us",
+                    "AccountKey")
 
 
 def _maybe_library(text: str) -> bool:
-    return any(a in text for a in _LIBRARY_ANCHORS) or any(_DIGIT.search(m.group()) for m in _RUN.finditer(text))
+    return any(a in text for a in _LIBRARY_ANCHORS) or any(_MIXED.match(m.group()) for m in _RUN.finditer(text))
 
 
 # detect-secrets' regex plugins that find secrets by their shape. Left out: the keyword and
