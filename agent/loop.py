@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agent.gates import Ask, Declined, Gatekeeper, Refused
@@ -18,7 +18,7 @@ from agent.sessions import Session
 from configs import defaults
 from tools.catalog import CATALOG
 from tools.contract import Context, Event, Tool, ToolError, load
-from tools.secrets import redacted
+from tools.secrets import redact, redacted
 
 
 @dataclass
@@ -39,8 +39,12 @@ class Agent:
     def __init__(self, session: Session, surface: Surface, ctx: Context, client: ModelClient | None = None,
                  tools: list[Tool] | None = None):
         self.session = session
-        # Every event a tool, a gate or the loop emits reaches the surface through the redactor.
-        self.surface = Surface(lambda event: surface.emit(redacted(event)), surface.ask, surface.on_text)
+        # Every event a tool, a gate or the loop emits, and every question a gate asks (its detail
+        # may quote a config or a README), reaches the surface through the redactor.
+        self.surface = Surface(lambda event: surface.emit(redacted(event)),
+                               lambda question: surface.ask(replace(question, prompt=redact(question.prompt),
+                                                                    detail=redact(question.detail))),
+                               surface.on_text)
         self.client = client
         self.ctx = Context(workspace=ctx.workspace, emit=self.surface.emit, session_id=session.id)
         self.tools = {tool.name: tool for tool in (tools or [load(entry) for entry in CATALOG])}

@@ -8,8 +8,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from agent_support import scripted
-from fakes.openai_server import Reply, ScriptedOpenAIServer
+from fakes.openai_server import ScriptedOpenAIServer, last_user_text
 from fakes.slack_api import SlackAPI
 from slack_sdk.signature import SignatureVerifier
 
@@ -37,8 +36,7 @@ def _signed_post(url: str, body: str) -> int:
 
 
 def test_a_replayed_event_id_starts_no_second_turn(tmp_path: Path) -> None:
-    script = scripted(Reply("first turn"), Reply("second turn"), Reply("a third turn: the replay got through"))
-    with SlackAPI() as slack, ScriptedOpenAIServer(script) as model:
+    with SlackAPI() as slack, ScriptedOpenAIServer(lambda request: f"answer to {last_user_text(request)}") as model:
         bot = build("xoxb-0000-1111-replay-bot-token", signing_secret=SIGNING_SECRET, workspace=tmp_path,
                     allowed={"UALICE"}, endpoint=Endpoint(model.base_url, "m", "RLPILOT_TEST_KEY", "test"),
                     base_url=slack.base_url)
@@ -48,17 +46,20 @@ def test_a_replayed_event_id_starts_no_second_turn(tmp_path: Path) -> None:
         try:
             captured = _event("Ev0REPLAY1", "1700000000.000100", "hello")
             assert _signed_post(url, captured) == 200
-            _wait_for_post(slack, "first turn")
+            _wait_for_post(slack, "answer to hello")
+            time.sleep(1.0)  # the first turn has ended, so a second one would not be turned away as "busy"
             assert _signed_post(url, captured) == 200  # accepted (Slack must not retry), but not run
             assert _signed_post(url, _event("Ev0FRESH2", "1700000000.000200", "hello again")) == 200
-            _wait_for_post(slack, "second turn")
-            time.sleep(1.0)  # a replayed turn, had it started, would have asked the model by now
+            _wait_for_post(slack, "answer to hello again")
+            time.sleep(2.0)  # a replayed turn, had it started, would have asked the model by now
         finally:
             server.shutdown()
             server.server_close()
         texts = [call.get("text", "") for call in slack.calls("chat.postMessage")]
-    assert len(model.requests) == 2, texts
-    assert not any("third turn" in text for text in texts)
+        asked = [last_user_text(request) for request in model.requests]
+    assert asked.count("hello") == 1 and asked.count("hello again") == 1, (asked, texts)
+    assert texts.count("answer to hello") == 1
+    assert not any("still on the previous message" in text for text in texts)
 
 
 def _wait_for_post(slack: SlackAPI, text: str, timeout: float = 60) -> None:
