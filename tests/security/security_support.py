@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -34,6 +35,7 @@ def cli_in_process(*args: str, cwd: Path, timeout: float = 60) -> Done:
     """`agent.cli.main(ARGS)` in a forked copy of this process (no interpreter start, so a matrix of
     inputs stays fast), killed after `timeout` seconds: a read that hangs fails instead of hanging the
     suite. What escapes `main` is printed as the traceback a user would see."""
+    _preload()
     with tempfile.TemporaryDirectory() as folder:
         out, err = Path(folder) / "out", Path(folder) / "err"
         pid = os.fork()
@@ -53,9 +55,26 @@ def cli_in_process(*args: str, cwd: Path, timeout: float = 60) -> Done:
         return Done(code, out.read_text(errors="replace"), err.read_text(errors="replace"))
 
 
+@functools.cache
+def _preload() -> Path:
+    """Every tool's module imported once here, so each forked child starts with them; and a bare
+    workspace Python (no prime CLI beside it), so no child spends seconds on `prime --version`."""
+    from tools.catalog import CATALOG
+    from tools.contract import load
+
+    for entry in CATALOG:
+        load(entry)
+    bare = Path(tempfile.mkdtemp(prefix="bare-venv-")) / "bin"
+    bare.mkdir()
+    (bare / "python").symlink_to(sys.executable)
+    return bare.parent
+
+
 def _child(argv: list[str], cwd: Path, out: Path, err: Path) -> int:
     from agent.cli import main
 
+    os.environ.update(VIRTUAL_ENV=str(_preload()), PATH="/usr/bin:/bin")
+    os.environ.pop("UV_PROJECT_ENVIRONMENT", None)
     os.chdir(cwd)
     with out.open("w") as stdout, err.open("w") as stderr:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
