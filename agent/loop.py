@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agent.gates import Ask, Declined, Gatekeeper, Refused
@@ -19,7 +19,7 @@ from agent.sessions import Session
 from tools.catalog import CATALOG, Shows
 from tools.contract import Context, Event, Tool, load
 from tools.errors import ToolError
-from tools.secrets import redact
+from tools.secrets import redact, redacted
 
 
 @dataclass
@@ -40,13 +40,18 @@ class Agent:
     def __init__(self, session: Session, surface: Surface, ctx: Context, client: ModelClient | None = None,
                  tools: list[Tool] | None = None):
         self.session = session
-        self.surface = surface
+        # Every event a tool, a gate or the loop emits, and every question a gate asks (its detail
+        # may quote a config or a README), reaches the surface through the redactor.
+        self.surface = Surface(lambda event: surface.emit(redacted(event)),
+                               lambda question: surface.ask(replace(question, prompt=redact(question.prompt),
+                                                                    detail=redact(question.detail))),
+                               surface.on_text)
         self.client = client
         # Whatever reaches a tool from here came from a model or a chat: paths stay in the workspace.
-        self.ctx = Context(workspace=ctx.workspace, emit=surface.emit, session_id=session.id, confined=True)
+        self.ctx = Context(workspace=ctx.workspace, emit=self.surface.emit, session_id=session.id, confined=True)
         self.tools = {tool.name: tool for tool in (tools or [load(entry) for entry in CATALOG])}
         self.schemas = [openai_tool(tool) for tool in self.tools.values()]
-        self.gates = Gatekeeper(session, surface.ask, self.ctx)
+        self.gates = Gatekeeper(session, self.surface.ask, self.ctx)
         self.max_rounds = self.ctx.settings.agent.max_tool_rounds
         self.max_chars = self.ctx.settings.agent.max_tool_result_chars
 
@@ -60,7 +65,7 @@ class Agent:
                 self.session.record_usage(self.client.endpoint.model, reply.prompt_tokens, reply.completion_tokens)
                 self.session.add_message(reply.message())
                 if reply.text:
-                    self.surface.emit({"type": "assistant", "text": redact(reply.text)})
+                    self.surface.emit({"type": "assistant", "text": reply.text})
                 if not reply.tool_calls:
                     return
                 for call in reply.tool_calls:
@@ -70,7 +75,7 @@ class Agent:
             self.surface.emit({"type": "error", "message": f"stopped after {self.max_rounds} tool rounds; "
                                "say how to go on"})
         except ModelError as error:
-            self.surface.emit({"type": "error", "message": redact(str(error))})
+            self.surface.emit({"type": "error", "message": str(error)})
         except KeyboardInterrupt:
             self.surface.emit({"type": "error", "message": "turn cancelled"})
 
@@ -119,7 +124,7 @@ class Agent:
         return outcome
 
     def _show(self, outcome: Outcome) -> None:
-        self.surface.emit(json.loads(redact(json.dumps(outcome.event()))))
+        self.surface.emit(outcome.event())
 
     def _for_model(self, outcome: Outcome) -> str:
         text = redact(json.dumps(outcome.for_model()))

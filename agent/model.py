@@ -1,12 +1,18 @@
 """The model client: Chat Completions with streaming and tool calls, on any OpenAI-compatible API.
 
 Retries (tenacity) cover what a retry can fix: 429 (honouring Retry-After), 5xx, timeouts and
-dropped connections. Other 4xx mean the request is wrong and are raised at once.
+dropped connections. Other 4xx mean the request is wrong and are raised at once. Each attempt
+has `[agent] request_timeout_s` and all of them together `request_budget_s`
+(configs/rlpilot.toml), so a dead server costs the user at most that long. A reply that is not
+a chat completion (a body that is not JSON, an SSE line that is not, a stream with no events)
+is a ModelError like any other: the loop shows it as one error event and the session goes on.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +21,7 @@ from typing import Any
 import httpx
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
-from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import retry, retry_if_exception, stop_after_attempt, stop_before_delay, wait_exponential_jitter
 
 from configs.settings import load_settings
 
@@ -60,8 +66,20 @@ class ModelError(Exception):
     """The model endpoint failed in a way retrying did not fix; the message says what to do."""
 
 
-def _explain(error: Exception, endpoint: Endpoint) -> ModelError:
+class MalformedReply(Exception):
+    """The server answered, but not with a chat completion."""
+
+
+# What a body that is not a chat completion raises inside the SDK's parsing, or in ours.
+_MALFORMED = (json.JSONDecodeError, openai.APIResponseValidationError, AttributeError, TypeError, KeyError,
+              IndexError, MalformedReply)
+
+
+def _explain(error: Exception, endpoint: Endpoint, waited: str) -> ModelError:
     where = f"{endpoint.model} at {endpoint.base_url}"
+    if isinstance(error, _MALFORMED):
+        return ModelError(f"{where} answered with something that is not a chat completion ({type(error).__name__}: "
+                          f"{str(error)[:200]}); check that --base-url points at an OpenAI-compatible API")
     if isinstance(error, openai.AuthenticationError):
         return ModelError(f"{where} refused the API key in ${endpoint.api_key_var}; set a valid key")
     if isinstance(error, openai.NotFoundError):
@@ -69,7 +87,8 @@ def _explain(error: Exception, endpoint: Endpoint) -> ModelError:
     if isinstance(error, openai.APIStatusError):
         return ModelError(f"{where} answered HTTP {error.status_code}: {error.message}")
     if isinstance(error, openai.APITimeoutError):
-        return ModelError(f"{where} did not answer in time, even after retries")
+        return ModelError(f"{where} did not answer in time ({waited}); raise [agent] request_timeout_s or "
+                          "request_budget_s in configs/rlpilot.toml for a slow server")
     return ModelError(f"could not reach {where} ({type(error).__name__}); is the server running?")
 
 
@@ -116,23 +135,33 @@ def _wait(retry_state) -> float:
 
 class ModelClient:
     def __init__(self, endpoint: Endpoint, *, stream: bool = True, timeout: float | None = None,
-                 attempts: int = 5):
+                 attempts: int = 5, budget: float | None = None):
         self.endpoint = endpoint
         self.stream = stream
-        self._client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(),
-                                     timeout=timeout or load_settings(None).agent.request_timeout_s,
+        self.timeout = timeout or load_settings(None).agent.request_timeout_s
+        self.budget = budget or load_settings(None).agent.request_budget_s
+        self._deadline = 0.0
+        self._attempts = 0
+        self._client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(), timeout=self.timeout,
                                      max_retries=0)  # tenacity owns retries, so they are counted once
-        self._complete = retry(retry=retry_if_exception(_retryable), wait=_wait,
-                               stop=stop_after_attempt(attempts), reraise=True)(self._complete_once)
+        # No retry starts that would begin after the budget; the last attempt gets what is left of it.
+        self._complete = retry(retry=retry_if_exception(_retryable), wait=_wait, reraise=True,
+                               stop=stop_after_attempt(attempts) | stop_before_delay(self.budget))(self._complete_once)
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                  on_text: Callable[[str], None] | None = None) -> Reply:
+        started = time.monotonic()
+        self._deadline, self._attempts = started + self.budget, 0
         try:
             return self._complete(messages, tools, on_text)
-        except (openai.APIError, httpx.TransportError) as error:
-            raise _explain(error, self.endpoint) from error
+        except (openai.APIError, httpx.TransportError, *_MALFORMED) as error:
+            spent = time.monotonic() - started
+            waited = (f"{self._attempts} attempt(s) of up to {self.timeout:g} s each, {spent:.0f} s in all, "
+                      f"within a budget of {self.budget:g} s")
+            raise _explain(error, self.endpoint, waited) from error
 
     def _complete_once(self, messages, tools, on_text) -> Reply:
+        self._attempts += 1
         request: dict[str, Any] = {"model": self.endpoint.model, "messages": messages}
         if tools:
             request["tools"] = tools
@@ -154,15 +183,18 @@ class ModelClient:
         a cost that grows with the transcript (most of a tool round trip in bench/bench_agent.py);
         the SDK's documented `post` sends the body as is and parses the same response types.
         """
+        timeout = max(1.0, min(self.timeout, self._deadline - time.monotonic()))
         return self._client.post("/chat/completions", body=body, cast_to=ChatCompletion, stream=stream,
-                                 stream_cls=openai.Stream[ChatCompletionChunk])
+                                 stream_cls=openai.Stream[ChatCompletionChunk], options={"timeout": timeout})
 
     def _streamed(self, request: dict[str, Any], on_text) -> Reply:
         chunks = self._post({**request, "stream": True, "stream_options": {"include_usage": True}}, stream=True)
         text: list[str] = []
         calls: dict[int, ToolCall] = {}
         reply = Reply("")
+        received = False
         for chunk in chunks:
+            received = True
             if chunk.usage:
                 reply.prompt_tokens = chunk.usage.prompt_tokens
                 reply.completion_tokens = chunk.usage.completion_tokens
@@ -178,6 +210,8 @@ class ModelClient:
                     if part.function:
                         call.name += part.function.name or ""
                         call.arguments += part.function.arguments or ""
+        if not received:
+            raise MalformedReply("the stream ended without a single event")
         reply.text = "".join(text)
         reply.tool_calls = [calls[i] for i in sorted(calls)]
         return reply

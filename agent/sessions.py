@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tools.secrets import redact
+from tools.secrets import redact, redacted
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -59,7 +59,7 @@ class Store:
     def create(self, surface: str, title: str = "") -> Session:
         session_id = uuid.uuid4().hex[:12]
         now = time.time()
-        self.db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?)", (session_id, now, now, surface, title))
+        self.db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?)", (session_id, now, now, surface, redact(title)))
         return Session(self, session_id)
 
     def open(self, session_id: str) -> Session:
@@ -137,9 +137,9 @@ class Session:
             self._db.execute(
                 "INSERT INTO tool_calls (session_id, name, arguments, ok, result, error, at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (self.id, name, redact(json.dumps(arguments)), int(ok),
-                 redact(json.dumps(result)) if result is not None else None,
-                 redact(json.dumps(error)) if error is not None else None, time.time()))
+                (self.id, name, json.dumps(redacted(arguments)), int(ok),
+                 json.dumps(redacted(result)) if result is not None else None,
+                 json.dumps(redacted(error)) if error is not None else None, time.time()))
             self._touch()
 
     def tool_calls(self, name: str | None = None, ok_only: bool = True) -> list[dict[str, Any]]:
@@ -161,7 +161,7 @@ class Session:
         with self._db:
             self._db.execute(
                 "INSERT INTO questions (session_id, kind, prompt, options, answer, at) VALUES (?, ?, ?, ?, ?, ?)",
-                (self.id, kind, prompt, json.dumps(options), answer, time.time()))
+                (self.id, kind, redact(prompt), json.dumps(options), answer, time.time()))
 
     def questions(self) -> list[dict[str, Any]]:
         rows = self._db.execute("SELECT kind, prompt, options, answer FROM questions WHERE session_id = ? "

@@ -19,6 +19,7 @@ from typing import Any
 from tools.catalog import ToolEntry
 from tools.contract import Context, Event, Tool, arg_of, load
 from tools.errors import BadInput, ToolError
+from tools.secrets import redact
 
 
 class _Parser(argparse.ArgumentParser):
@@ -82,9 +83,9 @@ def run_command(entry: ToolEntry, argv: list[str]) -> int:
         arguments, as_json = parse_arguments(tool, argv)
         result = tool.call(arguments, ctx)
     except ToolError as error:
-        print(f"rlpilot {' '.join(entry.command)}: {error.one_line()}", file=sys.stderr)
+        print(redact(f"rlpilot {' '.join(entry.command)}: {error.one_line()}"), file=sys.stderr)
         return error.exit_code
-    print(result.model_dump_json(indent=2) if as_json else result.render())
+    print(redact(result.model_dump_json(indent=2) if as_json else result.render()))
     return result.exit_code()
 
 
@@ -104,6 +105,9 @@ def _key_value(item: str) -> tuple[str, Any]:
         return key.strip(), tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         return key.strip(), raw
+    except (ValueError, RecursionError):  # an integer of thousands of digits, or arrays nested thousands deep
+        raise BadInput("bad-value", f"{key.strip()}: the value ({len(raw)} characters) is too large or too deeply "
+                       "nested for a config", "give a plain value, e.g. orchestrator.batch_size=256") from None
 
 
 def _base_type(annotation: Any) -> tuple[Any, bool]:
@@ -132,8 +136,9 @@ def _choices(kind: Any) -> list[str] | None:
 def _print_event(event: Event) -> None:
     if event.get("type") == "progress":
         total = event.get("total") or "?"
-        print(f"  {event.get('label', 'progress')}: {event.get('done')}/{total}", file=sys.stderr)
+        line = f"  {event.get('label', 'progress')}: {event.get('done')}/{total}"
     elif event.get("type") == "log":
-        print(f"  {event.get('line', '')}", file=sys.stderr)
+        line = f"  {event.get('line', '')}"
     else:
-        print(f"  {json.dumps(event)}", file=sys.stderr)
+        line = f"  {json.dumps(event)}"
+    print(redact(line), file=sys.stderr)

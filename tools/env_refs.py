@@ -41,8 +41,20 @@ class EnvRef:
         return self.name.replace("-", "_")
 
 
+# Package names on PyPI and Hub ids are far shorter; a longer one is a mistake, and too long a file name.
+MAX_REF_LENGTH = 200
+
+
+def shown(text: str) -> str:
+    """A reference as a message quotes it: a runaway one cut, with its length said."""
+    return repr(text) if len(text) <= 80 else f"{text[:60]!r}... ({len(text)} characters)"
+
+
 def parse_env_ref(text: str) -> EnvRef:
     text = text.strip()
+    if len(text) > MAX_REF_LENGTH:
+        raise BadInput("bad-env-id", f"{shown(text)} is too long for {FORMS}",
+                       f"environment names and Hub ids have at most {MAX_REF_LENGTH} characters")
     hub = _HUB.fullmatch(text)
     if hub:
         return EnvRef(text=text, name=hub["name"], owner=hub["owner"], version=hub["version"])

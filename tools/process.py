@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from tools.errors import BadInput
-from tools.secrets import Redactor
+from tools.secrets import redactor
 
 # A line callback receives the stream name ("stdout" or "stderr") and the redacted line.
 LineCallback = Callable[[str, str], None]
@@ -72,7 +72,7 @@ def run(
     """Run `argv` to completion or timeout. A missing program is bad input, not a crash."""
     argv = [os.fspath(a) for a in argv]
     environ = dict(os.environ if env is None else env)
-    redact = Redactor(environ)
+    redact = redactor(environ)
     started = time.monotonic()
     try:
         child = subprocess.Popen(

@@ -1,53 +1,159 @@
-"""Redaction of secrets from anything rlpilot stores, shows or sends to a model."""
+"""Redaction of secrets from anything rlpilot stores, shows or sends to a model.
+
+`redact(text)` is the one function every output passes through. It masks, in this order:
+1. the values of the user's secret-looking environment variables (`*_TOKEN`, `*_KEY`, `*_PAT`,
+   `*_SECRET`, `*_PASSWORD`, `STRIPE_PK`, ...), whatever they look like;
+2. shapes of secrets found by detect-secrets' regex plugins (GitHub, AWS, JWT, `user:pw@` in
+   URLs, Slack, Stripe, private keys, ...), a kept library rather than our own list;
+3. shapes the library does not know: fine-grained GitHub tokens, `Basic`/`Bearer` headers,
+   OpenAI-style `sk-` keys, Hugging Face and Prime tokens, `key = value` and `--api-key VALUE`.
+
+Importing detect-secrets costs a noticeable fraction of a CLI start (it pulls in `requests`),
+and almost no output holds anything it could find, so a cheap pre-filter runs first and the
+library is imported, and its plugins run, only on text that could hold such a secret.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 MASK = "[REDACTED]"
 
-# Names whose values are secrets, whatever the value looks like.
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
-
-# Shapes of secrets that may appear without their variable: OpenAI-style keys, bearer
-# headers, Slack bot/app/user tokens, W&B and Hugging Face tokens, and `--api-key VALUE`.
-_SECRET_SHAPES = [
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/\-]{8,}=*"),
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
-    re.compile(r"\bxapp-[A-Za-z0-9\-]{10,}"),
-    re.compile(r"\bhf_[A-Za-z0-9]{20,}"),
-    re.compile(r"\bpit_[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[=:]\s*[\"']?)[^\s\"',}]{6,}"),
-    re.compile(r"(?i)(--(?:api-key|token|secret)[= ])\S+"),
-]
+# A variable is secret when one of its `_`-separated parts says so (`GITHUB_PAT`, `STRIPE_PK`),
+# or its name holds one of the long words anywhere (`HF_TOKEN`, `OPENAI_APIKEY`). Parts, not
+# substrings, for the short words: PATH and PKG_CONFIG_PATH are not secrets (nor PWD, a folder).
+_SECRET_WORDS = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_SECRET_PARTS = frozenset({"PAT", "PK", "SK", "PASS"})
 
 # Values shorter than this are too likely to occur by chance ("1", "true") to mask.
 _MIN_VALUE_LENGTH = 6
 
+# Our own shapes, for what detect-secrets 1.5 has no plugin for (or only a narrower one), each
+# behind the literals (lower case) it cannot match without: a substring test costs far less
+# than a regex scan.
+# A shape with a group keeps it (the header, the key's name) and masks the rest.
+_KEY_WORDS = ("key", "token", "secret", "passw")
+_SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
+    (anchors, re.compile(shape)) for anchors, shape in (
+        (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{22,}"),
+        (("gh",), r"\bgh[pousr]_[A-Za-z0-9]{20,}"),  # the plugin wants exactly 36 characters
+        (("eyj",), r"\beyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*"),  # the plugin stops before the signature
+        (("sk-",), r"\bsk-[A-Za-z0-9_\-]{16,}"),
+        (("xox",), r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
+        (("xapp-",), r"\bxapp-[A-Za-z0-9\-]{10,}"),
+        (("hf_",), r"\bhf_[A-Za-z0-9]{20,}"),
+        (("pit_",), r"\bpit_[A-Za-z0-9_\-]{16,}"),
+        (("akia",), r"\bAKIA[0-9A-Z]{16}\b"),
+        # the library's plugin finds the header line only; the key is what must go
+        (("private key",), r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"),
+        (("bearer",), r"(?i:(\bbearer\s+))[A-Za-z0-9._~+/\-]{8,}=*"),
+        # base64 of `user:password`; the digit or `+/=` it needs keeps prose ("Basic usage") out
+        (("basic",), r"(\bBasic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}"),
+        (("://",), r"(://[^\s:/@]+:)[^\s/@]+(?=@)"),  # the password in a URL, however short
+        (_KEY_WORDS, r"(?i:((?:api[_-]?key|token|secret|password|passwd)[\"']?\s*[=:]\s*[\"']?))[^\s\"',}]{6,}"),
+        (("--",), r"(?i:(--(?:api-key|token|secret|password)[= ]))\S+"),
+    ))
 
-def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
+# Text the library could find something in: a long run of token characters mixing upper case,
+# lower case and digits (as random keys do, and paths, timestamps and hex digests do not), or a
+# literal that the plugins' all-lower-case or all-upper-case shapes start with. Everything else
+# skips the library.
+_RUN = re.compile(r"[A-Za-z0-9_-]{16,}")  # not `/`: a path's folders are separate runs
+_MIXED = re.compile(r"(?=[^A-Z]*[A-Z])(?=[^a-z]*[a-z])(?=[^0-9]*[0-9])")
+_LIBRARY_ANCHORS = ("eyJ", "PRIVATE KEY", "AKIA", "ASIA", "ABIA", "ACCA", "A3T", "xox", "hooks.slack.com", "-us",
+                    "AccountKey")
+
+
+def _maybe_library(text: str) -> bool:
+    return any(a in text for a in _LIBRARY_ANCHORS) or any(_MIXED.match(m.group()) for m in _RUN.finditer(text))
+
+
+# detect-secrets' regex plugins that find secrets by their shape. Left out: the keyword and
+# entropy heuristics and public IPs, which flag ordinary text (metric names, hashes, addresses).
+_PLUGINS = ("aws.AWSKeyDetector", "azure_storage_key.AzureStorageKeyDetector", "basic_auth.BasicAuthDetector",
+            "discord.DiscordBotTokenDetector", "github_token.GitHubTokenDetector",
+            "gitlab_token.GitLabTokenDetector", "jwt.JwtTokenDetector", "mailchimp.MailchimpDetector",
+            "npm.NpmDetector", "openai.OpenAIDetector", "private_key.PrivateKeyDetector",
+            "pypi_token.PypiTokenDetector", "sendgrid.SendGridDetector", "slack.SlackDetector",
+            "square_oauth.SquareOAuthDetector", "stripe.StripeDetector", "telegram_token.TelegramBotTokenDetector",
+            "twilio.TwilioKeyDetector")
+
+
+@functools.cache
+def _detectors() -> tuple[Callable[[str], Iterable[str]], ...]:
+    import importlib
+
+    found = []
+    for name in _PLUGINS:
+        module, _, cls = name.partition(".")
+        found.append(getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), cls)().analyze_string)
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=1024)
+def is_secret_name(name: str) -> bool:
+    return bool(_SECRET_WORDS.search(name)) or not _SECRET_PARTS.isdisjoint(name.upper().split("_"))
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The values to mask wherever they appear, longest first (a value holding another goes whole)."""
     environ = os.environ if environ is None else environ
-    values = {v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_VALUE_LENGTH}
-    # Longest first, so a value that contains another is masked whole.
-    return sorted(values, key=len, reverse=True)
+    # os.environ decodes every entry on each read; its raw bytes make a cheap key for the cache.
+    raw = getattr(environ, "_data", None)
+    return _values_of(frozenset((raw if isinstance(raw, dict) else environ).items()))
 
 
-class Redactor:
-    def __init__(self, environ: Mapping[str, str] | None = None, extra: Iterable[str] = ()):
-        self._values = secret_values(environ) + [v for v in extra if len(v) >= _MIN_VALUE_LENGTH]
-
-    def __call__(self, text: str) -> str:
-        for value in self._values:
-            if value in text:
-                text = text.replace(value, MASK)
-        for shape in _SECRET_SHAPES:
-            text = shape.sub(lambda m: (m.group(1) if m.re.groups else "") + MASK, text)
-        return text
+@functools.lru_cache(maxsize=16)
+def _values_of(entries: frozenset[tuple[str | bytes, str | bytes]]) -> tuple[str, ...]:
+    return _longest_first(frozenset(os.fsdecode(v) for k, v in entries
+                                    if len(v) >= _MIN_VALUE_LENGTH and is_secret_name(os.fsdecode(k))))
 
 
-def redact(text: str) -> str:
-    """Redact with the secrets of the current environment."""
-    return Redactor()(text)
+@functools.lru_cache(maxsize=16)
+def _longest_first(values: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(values, key=len, reverse=True))
+
+
+def redact(text: str, *, environ: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> str:
+    """`text` with every secret masked: the environment's (os.environ by default), `extra`, and shapes."""
+    values = secret_values(environ)
+    if extra:
+        values = _longest_first(frozenset(values).union(v for v in extra if len(v) >= _MIN_VALUE_LENGTH))
+    for value in values:
+        if value in text:
+            text = text.replace(value, MASK)
+    lowered = text.lower()
+    for anchors, shape in _SHAPES:
+        if any(anchor in lowered for anchor in anchors):
+            text = shape.sub(_masked, text)
+    if _maybe_library(text):
+        found = {secret for detect in _detectors() for secret in detect(text)}
+        for secret in sorted(found, key=len, reverse=True):
+            if len(secret) >= _MIN_VALUE_LENGTH:  # a short URL password is masked in place below
+                text = text.replace(secret, MASK)
+    return text
+
+
+def redacted(value: Any) -> Any:
+    """`value` (a JSON-like structure: an event, a tool result) with `redact` applied to every string in it."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: redacted(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redacted(item) for item in value]
+    return value
+
+
+def _masked(match: re.Match[str]) -> str:
+    return (match.group(1) or "") + MASK if match.re.groups else MASK
+
+
+def redactor(environ: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> Callable[[str], str]:
+    """`redact` bound to one environment and extra secrets (a subprocess's, the Slack bot's tokens)."""
+    environ, extra = (None if environ is None else dict(environ)), tuple(extra)
+    return functools.partial(redact, environ=environ, extra=extra)

@@ -57,7 +57,8 @@ def model_client(endpoint, workspace: Path, stream: bool = True):
     from agent.model import ModelClient
     from configs.settings import load_settings
 
-    return ModelClient(endpoint, stream=stream, timeout=load_settings(workspace).agent.request_timeout_s)
+    agent = load_settings(workspace).agent
+    return ModelClient(endpoint, stream=stream, timeout=agent.request_timeout_s, budget=agent.request_budget_s)
 
 
 def start_conversation(agent: Agent) -> None:

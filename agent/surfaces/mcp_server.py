@@ -37,7 +37,7 @@ from agent.surfaces.common import available_tools
 from tools.catalog import Effect
 from tools.contract import Context, Event, Tool
 from tools.errors import ToolError
-from tools.secrets import redact
+from tools.secrets import redact, redacted
 from tools.workspace import rlpilot_home
 
 TOKEN_FIELD = "confirm_token"
@@ -187,10 +187,10 @@ class ToolServer:
                           "is only a suggestion.",
                           {"needs_answer": question.event()})
         except ToolError as error:
-            return _error(error.one_line(), {"error": error.to_dict()})
+            return _error(redact(error.one_line()), {"error": redacted(error.to_dict())})
         except Exception as error:  # a tool's preview that crashes is a bug to report, not a dead server
-            return _error(f"{tool.name} failed while previewing: {type(error).__name__}: {error}; "
-                          "this is a bug in rlpilot")
+            return _error(redact(f"{tool.name} failed while previewing: {type(error).__name__}: {error}; "
+                                 "this is a bug in rlpilot"))
         bound = next((q.binding for q, _ in reversed(asked) if q.binding), None)
         token = self.confirmations.issue(tool.name, arguments, bound)
         lines = ["That token is not valid for this call (used, expired, or issued for other arguments); "

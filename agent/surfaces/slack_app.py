@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +49,7 @@ from tools.catalog import Effect, by_name
 from tools.contract import Context, Event, Tool
 from tools.diagnose.plot import PlotInput, plot_metrics
 from tools.errors import BadInput, ToolError
-from tools.secrets import Redactor, redact
+from tools.secrets import redact, redactor
 from tools.workspace import rlpilot_home
 
 GATE_TIMEOUT_S = 900.0
@@ -58,6 +59,11 @@ _MENTION = re.compile(r"<@[A-Z0-9]+>")
 _THREADS = """CREATE TABLE IF NOT EXISTS slack_threads (
     channel TEXT NOT NULL, thread_ts TEXT NOT NULL, session_id TEXT NOT NULL REFERENCES sessions(id),
     PRIMARY KEY (channel, thread_ts))"""
+# Event ids already taken, so a replayed signed request (or Slack's own retry) starts no second turn.
+# Kept in the store, so a restart or a second bot process on the same RLPILOT_HOME knows them too;
+# bolt refuses requests signed more than 5 minutes ago, so an hour of ids is more than enough.
+_EVENTS = "CREATE TABLE IF NOT EXISTS slack_events (event_id TEXT PRIMARY KEY, at REAL NOT NULL)"
+EVENT_MEMORY_S = 3600.0
 
 
 @dataclass
@@ -97,19 +103,20 @@ def report_blocks(rendered: str) -> list[dict[str, Any]]:
 
 class SlackBot:
     def __init__(self, app: App, workspace: Path, tools: list[Tool], endpoint, allowed: set[str],
-                 redactor: Redactor):
+                 redact_text: Callable[[str], str]):
         self.app = app
         self.client: WebClient = app.client
         self.workspace = workspace
         self.tools = tools
         self.endpoint = endpoint
         self.allowed = allowed
-        self.redact = redactor
+        self.redact = redact_text
         self.home = rlpilot_home(workspace)
         # The thread map has its own connection and lock; each turn opens the store for itself, so
         # turns in different threads never share a connection.
         self.store = Store(self.home)
         self.store.db.execute(_THREADS)
+        self.store.db.execute(_EVENTS)
         self._threads_lock = threading.Lock()
         self.pending: dict[str, Pending] = {}
         self._pending_lock = threading.Lock()
@@ -158,15 +165,28 @@ class SlackBot:
 
     # -- listeners ------------------------------------------------------------------------------
 
-    def on_mention(self, event: dict[str, Any]) -> None:
+    def first_delivery(self, body: dict[str, Any]) -> bool:
+        """True the first time an event id arrives; an event without one is always new."""
+        event_id = body.get("event_id")
+        if not event_id:
+            return True
+        now = time.time()
+        with self._threads_lock:
+            self.store.db.execute("DELETE FROM slack_events WHERE at < ?", (now - EVENT_MEMORY_S,))
+            taken = self.store.db.execute("INSERT OR IGNORE INTO slack_events VALUES (?, ?)", (str(event_id), now))
+            return taken.rowcount == 1
+
+    def on_mention(self, event: dict[str, Any], body: dict[str, Any]) -> None:
+        if not self.first_delivery(body):
+            return
         thread_ts = event.get("thread_ts") or event["ts"]
         self._turn(event["channel"], thread_ts, event.get("text", ""), event.get("user"), create=True)
 
-    def on_message(self, event: dict[str, Any], context: dict[str, Any]) -> None:
+    def on_message(self, event: dict[str, Any], context: dict[str, Any], body: dict[str, Any]) -> None:
         # A mention also arrives as a message; on_mention has it. Bots and edits are not turns.
         if event.get("subtype") or event.get("bot_id") or not event.get("thread_ts"):
             return
-        if f"<@{context.get('bot_user_id')}>" in event.get("text", ""):
+        if f"<@{context.get('bot_user_id')}>" in event.get("text", "") or not self.first_delivery(body):
             return
         self._turn(event["channel"], event["thread_ts"], event.get("text", ""), event.get("user"), create=False)
 
@@ -315,8 +335,8 @@ def build(bot_token: str, *, signing_secret: str | None, workspace: Path, allowe
               request_verification_enabled=signing_secret is not None,
               # turns wait on gate answers; the clicks that answer them need threads of their own
               listener_executor=ThreadPoolExecutor(max_workers=16))
-    redactor = Redactor(extra=(bot_token, signing_secret or "", *secrets))
-    return SlackBot(app, workspace, available_tools(), endpoint, allowed, redactor)
+    return SlackBot(app, workspace, available_tools(), endpoint, allowed,
+                    redactor(extra=(bot_token, signing_secret or "", *secrets)))
 
 
 def main(argv: list[str] | None = None) -> int:

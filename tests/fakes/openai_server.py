@@ -19,7 +19,8 @@ A script that raises answers HTTP 500 with the error text, so a client sees a se
 A `Reply` may carry `tool_calls=[{"name": ..., "arguments": {...}}]`; their ids are generated,
 and arguments given as a string are sent as they are (to script malformed JSON). A script may
 return `Failure(status, message, headers)` for an HTTP error, or a `Reply(delay=...)` that
-answers late.
+answers late. A `Raw(body, content_type)` is sent as it is with HTTP 200, to script a broken
+server: a body that is not JSON, an SSE stream with lines that are not JSON, or no events at all.
 
 It can also run as a process: `python tests/fakes/openai_server.py --echo` serves a script that
 answers every request with its last user message, and prints the base URL on its first line.
@@ -55,7 +56,15 @@ class Failure:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Script = Callable[[dict[str, Any]], "Reply | Failure | str"]
+@dataclass
+class Raw:
+    """Exactly these bytes as the answer, e.g. `Raw(b"data: {oops\\n\\n", "text/event-stream")`."""
+
+    body: bytes
+    content_type: str = "application/json"
+
+
+Script = Callable[[dict[str, Any]], "Reply | Failure | Raw | str"]
 
 
 def last_user_text(request: dict[str, Any]) -> str:
@@ -96,7 +105,7 @@ class ScriptedOpenAIServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def _answer(self, request: dict[str, Any]) -> Reply | Failure:
+    def _answer(self, request: dict[str, Any]) -> Reply | Failure | Raw:
         with self._lock:
             self.requests.append(request)
         reply = self.script(request)
@@ -137,6 +146,9 @@ class ScriptedOpenAIServer:
                 if isinstance(reply, Failure):
                     self._json(reply.status, {"error": {"message": reply.message}}, reply.headers)
                     return
+                if isinstance(reply, Raw):
+                    self._raw(reply)
+                    return
                 if request.get("stream"):
                     self._stream(request, reply)
                 else:
@@ -151,6 +163,13 @@ class ScriptedOpenAIServer:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _raw(self, reply: Raw) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
 
             def _stream(self, request: dict[str, Any], reply: Reply) -> None:
                 self.send_response(200)

@@ -29,6 +29,8 @@ from tools.eras import (
     dialect_for_prime_rl,
     variant_for_prime_rl,
 )
+from tools.errors import BadInput
+from tools.files import read_text_bounded
 
 # (dialect, weight, test, what it shows): a weight 3 sign belongs to one era only.
 _SIGNS: tuple[tuple[Dialect, int, str, str], ...] = (
@@ -57,6 +59,8 @@ _SIGNS: tuple[tuple[Dialect, int, str, str], ...] = (
     (Dialect.CURRENT, 2, "orchestrator.max_inflight_episodes", "`orchestrator.max_inflight_episodes`"),
     (Dialect.CURRENT, 1, "orchestrator.group_size", "`orchestrator.group_size`"),
 )
+# A sibling config is only looked at for its keys; one larger than this is data, not an overlay's base.
+SIBLING_LIMIT = 1 << 20
 # On a tie the newer era wins: a newer config keeps more of the older spellings than the reverse.
 _TIE_ORDER = [Dialect.CURRENT, Dialect.TRANSITION, Dialect.CLASSIC, Dialect.HOSTED_LAB]
 # File names that say the kind, for files whose keys several kinds accept (`max_steps = 5`).
@@ -224,8 +228,8 @@ def base_kind(base: Path | None) -> Kind:
 def stack(base: Path, overlay: dict[str, Any]) -> dict[str, Any]:
     """What `uv run rl @ base @ overlay` reads: the overlay's tables merged into the base's."""
     try:
-        below = tomllib.loads(base.read_text())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        below = tomllib.loads(read_text_bounded(base, SIBLING_LIMIT))
+    except (BadInput, ValueError, RecursionError):  # a base that cannot be read is no base to stack on
         return overlay
     return merge(below, overlay)
 

@@ -8,6 +8,7 @@ work on the tomlkit document, so comments and formatting of untouched keys survi
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,12 +16,13 @@ from typing import Any
 
 import tomlkit
 from tomlkit.container import Container
-from tomlkit.exceptions import ParseError
+from tomlkit.exceptions import ParseError, TOMLKitError
 from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
 from tools.configs.dialects import KEY_TYPES, type_ok
 from tools.errors import BadInput
+from tools.files import read_bytes_bounded
 
 _SEGMENT = re.compile(r"^([A-Za-z0-9_-]+)((?:\[\d+\])*)$")
 
@@ -47,7 +49,7 @@ def read_text(path: Path) -> str:
     if path.is_dir():
         raise BadInput("is-a-directory", f"{path} is a directory, not a config file",
                        "pass the .toml file itself, e.g. rl.toml inside it")
-    raw = path.read_bytes()
+    raw = read_bytes_bounded(path)
     if b"\0" in raw:
         raise BadInput("not-toml", f"{path} is a binary file, not a TOML config", "pass the .toml config file")
     try:
@@ -60,11 +62,34 @@ def read_text(path: Path) -> str:
 def parse(text: str, path: Path) -> TOMLDocument:
     try:
         doc = tomlkit.parse(text)
+        # tomlkit lets some keys defined twice through (and raises others as no ParseError); TOML
+        # forbids them all, and the standard library's parser says where.
+        tomllib.loads(text)
+        check_types(doc.unwrap(), path, text)
     except ParseError as error:
         raise BadInput("invalid-toml", f"{path}:{error.line}: invalid TOML at line {error.line}, column "
                        f"{error.col}: {_reason(error)}", "fix the syntax on that line") from None
-    check_types(doc.unwrap(), path, text)
+    except (TOMLKitError, tomllib.TOMLDecodeError) as error:
+        raise _strict_error(text, path, error) from None
+    except RecursionError:
+        raise BadInput("invalid-toml", f"{path}: nested too deeply to be a training config",
+                       "a config's tables go a few levels deep; check the file is the config you meant") from None
     return doc
+
+
+def _strict_error(text: str, path: Path, error: Exception) -> BadInput:
+    """A key or table defined twice, located by the standard library's parser."""
+    try:
+        tomllib.loads(text)
+        reason, line = str(error), None
+    except tomllib.TOMLDecodeError as strict:
+        reason = str(strict)
+        found = re.search(r"\(at line (\d+), column \d+\)", reason)
+        line = found.group(1) if found else None
+        reason = reason.replace(found.group(0), "").strip() if found else reason
+    where = f"{path}:{line}" if line else str(path)
+    return BadInput("invalid-toml", f"{where}: invalid TOML{f' at line {line}' if line else ''}: {reason}",
+                    "TOML allows each key and table once; remove or merge the repeated one")
 
 
 def _reason(error: ParseError) -> str:

@@ -7,23 +7,34 @@ SetResult`, and `restore(path, workspace) -> RestoreResult`.
 file: a backup of the previous version under rlpilot's state folder, then an atomic replace
 (temp file in the same folder, fsync, rename), so a crash leaves either the old file or the new
 one, never half of each.
+
+Two rlpilot processes never lose each other's edits: an edit holds the file's lock (`filelock`,
+kept under rlpilot's state folder) from reading the file to writing it, and waits a few seconds
+for another edit to finish; past that it fails saying the file is busy. `write_config` writes
+only over the text the edit started from, so the backup is always the version just before it.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
+import math
 import os
 import tempfile
 import time
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import tomlkit
+from filelock import FileLock, Timeout
 from pydantic import BaseModel, Field
 
 from tools.configs.detect import Installed, detect_file, installed_stack
+from tools.configs.dialects import INT, KEY_TYPES
 from tools.configs.document import (
     check_types,
     dumps,
@@ -39,6 +50,7 @@ from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
 from tools.eras import Dialect
 from tools.errors import BadInput, ToolError
+from tools.files import real_path
 from tools.findings import Finding
 from tools.findings import render as render_finding
 from tools.workspace import rlpilot_home
@@ -103,7 +115,14 @@ def set_keys(path: Path, changes: dict[str, Any], reasons: dict[str, str] | None
     """Set dotted keys to values; refuse an edit that adds an error finding unless `force`."""
     if not changes:
         raise BadInput("bad-argument", "no changes given", "write KEY=VALUE, e.g. orchestrator.batch_size=256")
-    config = load(Path(path))
+    load(Path(path))  # a file that cannot be a config is refused before any state (the lock) is made
+    with locked(Path(path), workspace):
+        return _set_keys(Path(path), changes, reasons, dry_run, force, workspace, installed)
+
+
+def _set_keys(path: Path, changes: dict[str, Any], reasons: dict[str, str] | None, dry_run: bool, force: bool,
+              workspace: Path, installed: Installed) -> SetResult:
+    config = load(path)
     detection = detect_file(config.data, config.path)
     before = check_data(config.data, config.text, detection, installed, config.path).findings
     doc = parse(config.text, config.path)
@@ -112,6 +131,7 @@ def set_keys(path: Path, changes: dict[str, Any], reasons: dict[str, str] | None
         parts = split_key(key)
         old = get_item(doc, parts)
         old_value = old.unwrap() if hasattr(old, "unwrap") else old
+        _check_value(config.path, key, value)
         _check_same_kind(config.path, key, old_value, value)
         set_item(doc, parts, value)
         spliced = splice(spliced, parts, value) if spliced is not None else None
@@ -138,6 +158,38 @@ def _means(text: str, data: dict[str, Any]) -> bool:
         return tomllib.loads(text) == data
     except tomllib.TOMLDecodeError:
         return False
+
+
+# TOML integers are 64-bit; prime-rl's counts (steps, batch and group sizes, lengths, GPUs) are at
+# least 1, but for those where 0 means something (no async lag, no inference GPUs of its own).
+_INT64 = range(-(1 << 63), 1 << 63)
+_ZERO_MEANS_SOMETHING = ("max_async_level", "max_off_policy_steps", "num_infer_gpus")
+
+
+def _check_value(path: Path, key: str, value: Any) -> None:
+    """Refuse what no config may hold: NaN and infinities, integers TOML cannot store, counts below 1."""
+    for scalar in _scalars(value):
+        if isinstance(scalar, float) and not math.isfinite(scalar):
+            raise BadInput("bad-value", f"{path}: {key} = {scalar} is not a finite number; nothing was written",
+                           f"give {key} a number, e.g. {key}=3e-6")
+        if isinstance(scalar, int) and scalar not in _INT64:
+            raise BadInput("bad-value", f"{path}: {key} is given a {scalar.bit_length()}-bit integer; TOML "
+                           "integers are 64-bit (below 2^63); nothing was written", f"give {key} a smaller value")
+    least = 0 if key.rpartition(".")[2] in _ZERO_MEANS_SOMETHING else 1
+    if KEY_TYPES.get(key) == INT and isinstance(value, int) and not isinstance(value, bool) and value < least:
+        raise BadInput("bad-value", f"{path}: {key} = {value}, but it counts something and must be at least "
+                       f"{least}; nothing was written", f"give {key} a count, e.g. {key}=100")
+
+
+def _scalars(value: Any) -> Iterator[Any]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _scalars(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _scalars(item)
+    else:
+        yield value
 
 
 def _check_same_kind(path: Path, key: str, old: Any, new: Any) -> None:
@@ -174,17 +226,57 @@ def unified_diff(path: Path, old: str, new: str) -> str:
 # --- writing and backups ----------------------------------------------------------------------
 
 
+# How long an edit waits for another rlpilot process to finish its edit of the same file.
+LOCK_WAIT_S = 15.0
+
+
+@contextmanager
+def locked(path: Path, workspace: Path) -> Iterator[None]:
+    """Hold `path`'s edit lock; ToolError `config-busy` when another edit keeps it past LOCK_WAIT_S."""
+    lock = _lock_of(str(real_path(path)), str(rlpilot_home(workspace)))
+    try:
+        lock.acquire(timeout=LOCK_WAIT_S)
+    except Timeout:
+        raise ToolError("config-busy", f"{path} is busy: another rlpilot process has been editing it for "
+                        f"{LOCK_WAIT_S:g} s; nothing was written", "try again when that edit has finished") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@functools.lru_cache(maxsize=256)
+def _lock_of(real: str, home: str) -> FileLock:
+    """One lock object per file, so a holder may take it again (set_keys, then write_config)."""
+    folder = Path(home) / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    return FileLock(folder / f"{hashlib.sha256(real.encode()).hexdigest()[:16]}.lock")
+
+
 def write_config(path: Path, old_text: str, new_text: str, workspace: Path) -> Path:
-    """Save `old_text` as the latest backup of `path`, then replace `path` atomically."""
-    backup = _backup_dir(path, workspace) / f"{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}.toml"
-    backup.parent.mkdir(parents=True, exist_ok=True)
-    (backup.parent / "origin").write_text(str(path.resolve()) + "\n")
-    atomic_write(backup, old_text)
-    atomic_write(path, new_text)
-    return backup
+    """Save `old_text` as the latest backup of `path`, then replace `path` atomically.
+
+    Under the file's lock, and only while the file still holds `old_text`: an edit computed from
+    a version another process has since replaced would silently undo that process's edit."""
+    with locked(path, workspace):
+        current = path.read_bytes() if path.is_file() else None
+        if current is not None and current != old_text.encode("utf-8"):
+            raise ToolError("config-changed", f"{path} changed while this edit was being prepared; nothing was "
+                            "written", "run the command again: it will start from the file as it is now")
+        backup = _backup_dir(path, workspace) / f"{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}.toml"
+        backup.parent.mkdir(parents=True, exist_ok=True)
+        (backup.parent / "origin").write_text(str(real_path(path)) + "\n")
+        atomic_write(backup, old_text)
+        atomic_write(path, new_text)
+        return backup
 
 
 def atomic_write(path: Path, text: str) -> None:
+    if path.is_dir():
+        raise BadInput("is-a-directory", f"{path} is a directory; nothing was written", "name a file to write")
+    if not path.parent.is_dir():
+        raise BadInput("no-such-folder", f"{path.parent} does not exist; nothing was written",
+                       "create the folder first, or name a file in a folder that exists")
     mode = path.stat().st_mode & 0o777 if path.exists() else None
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -213,7 +305,7 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def _backup_dir(path: Path, workspace: Path) -> Path:
-    resolved = str(path.resolve())
+    resolved = str(real_path(path))
     digest = hashlib.sha256(resolved.encode()).hexdigest()[:16]
     return rlpilot_home(workspace) / "config-backups" / f"{path.name}-{digest}"
 
@@ -227,10 +319,21 @@ def backups_of(path: Path, workspace: Path) -> list[Path]:
 def restore(path: Path, workspace: Path) -> RestoreResult:
     """Put back the version before the last rlpilot edit; each restore steps one edit further back."""
     path = Path(path)
+    if not backups_of(path, workspace):  # checked before the lock, so asking makes no state
+        raise _no_backup(path, workspace)
+    with locked(path, workspace):
+        return _restore(path, workspace)
+
+
+def _no_backup(path: Path, workspace: Path) -> ToolError:
+    return ToolError("no-backup", f"{path}: rlpilot has no saved version of this file",
+                     f"backups live in {_backup_dir(path, workspace).parent}; only files rlpilot edited have one")
+
+
+def _restore(path: Path, workspace: Path) -> RestoreResult:
     saved = backups_of(path, workspace)
-    if not saved:
-        raise ToolError("no-backup", f"{path}: rlpilot has no saved version of this file",
-                        f"backups live in {_backup_dir(path, workspace).parent}; only files rlpilot edited have one")
+    if not saved:  # another process restored the last one meanwhile
+        raise _no_backup(path, workspace)
     latest = saved[-1]
     old_text = latest.read_text()
     current = path.read_text() if path.is_file() else ""

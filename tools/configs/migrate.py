@@ -36,6 +36,7 @@ from tools.configs.document import (
     inline,
     load,
     parse,
+    read_text,
     rename_in_place,
     split_key,
 )
@@ -158,7 +159,7 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     backup = None
     if not dry_run:
         if out.exists():
-            backup = write_config(out, out.read_text() if out != config.path else config.text, text,
+            backup = write_config(out, read_text(out) if out != config.path else config.text, text,
                                   workspace)
         else:
             atomic_write(out, text)

@@ -25,6 +25,7 @@ import orjson
 
 from tools.diagnose.series import Clock, Collector, Run, text_number
 from tools.errors import BadInput
+from tools.files import BoundedLines
 
 FORMATS = {
     "metrics-jsonl": "prime-rl metrics.jsonl",
@@ -39,6 +40,7 @@ HINT = ("pass a prime-rl metrics.jsonl, a trainer or orchestrator log, `prime tr
 
 STEP_KEYS = ("step", "_step", "Step", "global_step", "train/global_step", "trainer/global_step")
 _HEAD_BYTES = 1 << 16
+MAX_STEP = 1 << 53  # beyond any run, and where a float step stops being exact
 _CHUNK = 1 << 20
 
 _STEP_LINE = re.compile(r"(?:^|\s)Step (\d+) \| (.*)")
@@ -102,7 +104,7 @@ def detect(path: Path) -> str:
     if text[0] == "{":
         try:
             record = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):
             if _METRICS_ARRAY.search(text[:4096]):
                 return "prime-train-metrics"  # pretty-printed
             raise BadInput("unknown-format", f"{path}:1: starts like JSON but the first line is not a JSON object",
@@ -119,8 +121,8 @@ def detect(path: Path) -> str:
     raise BadInput("unknown-format", f"{path}: cannot tell its format (first line: {first[:80]!r})", HINT)
 
 
-def _open(path: Path) -> TextIO:
-    return path.open(encoding="utf-8", errors="replace", newline="")
+def _open(path: Path) -> BoundedLines:
+    return BoundedLines(path, text=True)
 
 
 def read_metrics_jsonl(handle: TextIO, collector: Collector, where: str) -> None:
@@ -131,10 +133,10 @@ def read_metrics_jsonl(handle: TextIO, collector: Collector, where: str) -> None
             continue
         try:
             record = fast(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             try:
                 record = loads(line)  # bare NaN and Infinity, which orjson refuses and Python's json writes
-            except ValueError:
+            except (ValueError, RecursionError):  # a garbled line, or one nested 100,000 deep
                 collector.bad_line(f"{where}:{number}")
                 continue
         if record.__class__ is not dict:
@@ -180,13 +182,12 @@ def _record(collector: Collector, clock: Clock, record: dict, where: str, scan: 
 
 
 def _as_step(value: object) -> int | None:
-    if value.__class__ is int:
-        return value
+    """A step as an integer; None when it is not one, or too large to be a real run's (`1e30`)."""
     if isinstance(value, str):
         value = text_number(value)
     if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
+        value = int(value)
+    return value if value.__class__ is int and abs(value) <= MAX_STEP else None
 
 
 def _array_items(handle: TextIO, where: str) -> Iterator[object]:
@@ -216,6 +217,9 @@ def _array_items(handle: TextIO, where: str) -> Iterator[object]:
             return
         try:
             item, end = decoder.raw_decode(buffer, position)
+        except RecursionError:
+            raise BadInput("unknown-format", f"{where}: element at character {position} is nested too deeply",
+                           "fetch the metrics again") from None
         except json.JSONDecodeError:
             more = handle.read(_CHUNK)
             if not more:
@@ -273,7 +277,7 @@ def _message(line: str) -> tuple[str, float | None]:
     """A JSON log record's message (with its exception) and its timestamp as unix seconds."""
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return line, None
     if not isinstance(record, dict):
         return line, None

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from tools import process
 from tools.contract import Arg, Context, ToolResult
-from tools.env_refs import local_env_dir, parse_env_ref
+from tools.env_refs import local_env_dir, parse_env_ref, shown
 from tools.envs.shortcuts import ShortcutCheck, check_shortcuts
 from tools.errors import BadInput
 from tools.findings import Finding, errors, render
@@ -141,8 +141,12 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
 
 def _find_source(env: str, workspace: Path, python: Path, environ: dict[str, str]) -> Path:
     as_path = Path(env) if Path(env).is_absolute() else workspace / env
-    if as_path.is_dir():
-        return as_path
+    try:
+        if as_path.is_dir():
+            return as_path
+    except OSError as error:  # a name too long for a file name, a folder we may not read
+        raise BadInput("env-not-found", f"{shown(env)} is not an environment folder ({error.strerror})",
+                       "pass an environment folder, or a local environment name") from None
     if env.startswith((".", "/", "~")) or env.count("/") > 1:
         raise BadInput("env-not-found", f"{as_path} is not a folder",
                        "pass an environment folder, or a local environment name")

@@ -15,12 +15,14 @@ rollout is refused as bad input: it is not an eval run, and must never pass for 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from tools.errors import BadInput
+from tools.files import BoundedLines, read_text_bounded
 
 Format = Literal["traces", "legacy"]
 
@@ -126,12 +128,12 @@ def _run_of_file(path: Path) -> RunFiles:
 
 
 def _first_record_looks_like_episode(path: Path) -> bool:
-    with path.open("rb") as handle:
+    with BoundedLines(path) as handle:
         for raw in handle:
             if raw.strip():
                 try:
                     record = json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):
                     return False
                 return isinstance(record, dict) and "traces" in record and "task" in record
     return False
@@ -143,11 +145,15 @@ def read_run(files: RunFiles) -> RunData:
     for number, record, why in records(files.results):
         if why is None:
             try:
-                run.rollouts.append(extract(record, number))
+                rollout = extract(record, number)
+                if rollout.reward is not None and not math.isfinite(rollout.reward):
+                    raise BadInput("non-finite-reward", f"{files.results}:{number}: the reward is {rollout.reward}",
+                                   "a reward function returned NaN or infinity; fix it and run the eval again")
+                run.rollouts.append(rollout)
                 if not run.metadata and files.format == "traces":
                     run.metadata = _episode_metadata(record)
                 continue
-            except (KeyError, TypeError, ValueError, AttributeError) as error:
+            except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as error:
                 detail = f"no {error} field" if isinstance(error, KeyError) else str(error)
                 why = f"not a {_RECORD[files.format]} ({detail})"
         run.skipped.append(Skipped(number, why))
@@ -163,10 +169,13 @@ def read_run(files: RunFiles) -> RunData:
 def records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
     """(line number, parsed record or None, why it was skipped or None) for each non-blank line."""
     loads = json.loads
-    with path.open("rb") as handle:
+    with BoundedLines(path) as handle:
         for number, raw in enumerate(handle, 1):
             try:
                 record = loads(raw)
+            except RecursionError:
+                yield number, None, "nested too deeply to be an eval record"
+                continue
             except ValueError:
                 if raw.strip():
                     yield number, None, ("not valid JSON (a truncated or garbled line, as a run cut off mid-write "
@@ -179,7 +188,7 @@ def records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
 
 
 def read_line(path: Path, number: int) -> dict[str, Any]:
-    with path.open("rb") as handle:
+    with BoundedLines(path) as handle:
         for current, raw in enumerate(handle, 1):
             if current == number:
                 return json.loads(raw)
@@ -190,7 +199,10 @@ def _read_metadata(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text_bounded(path))
+    except RecursionError:
+        raise BadInput("bad-metadata", f"{path} is nested too deeply to be run metadata",
+                       "restore it from the run, or pass results.jsonl alone") from None
     except ValueError as error:
         raise BadInput("bad-metadata", f"{path} is not valid JSON ({error})",
                        "restore it from the run, or pass results.jsonl alone") from None

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from tools.contract import Arg, Context, ToolResult
 from tools.evals.results import Rollout, RunData, locate, read_line, read_run, scored_traces
-from tools.secrets import Redactor
+from tools.secrets import redact
 
 Which = Literal["worst", "best", "random"]
 MAX_TEXT = 1500
@@ -60,10 +60,9 @@ def eval_samples(args: SamplesInput, ctx: Context) -> SamplesResult:
     path = ctx.resolve(args.path)
     run = read_run(locate(path))
     chosen = choose(run.rollouts, args.n, args.which, args.seed)
-    redact = Redactor()
     return SamplesResult(
         path=str(run.files.results), which=args.which, rollouts=len(run.rollouts),
-        samples=[_sample(run, rollout, redact) for rollout in chosen],
+        samples=[_sample(run, rollout) for rollout in chosen],
     )
 
 
@@ -90,7 +89,7 @@ def _distinct_first(rollouts: list[Rollout]) -> list[Rollout]:
     return first + rest
 
 
-def _sample(run: RunData, rollout: Rollout, redact: Redactor) -> Sample:
+def _sample(run: RunData, rollout: Rollout) -> Sample:
     record = read_line(run.files.results, rollout.line)
     if run.files.format == "traces":
         prompt, reply = episode_texts(record)

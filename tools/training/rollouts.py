@@ -25,7 +25,7 @@ from tools.errors import ToolError
 from tools.evals.results import Rollout
 from tools.evals.samples import Sample, Which, _cut, _indent, _last_assistant, _message_text, choose
 from tools.findings import Severity
-from tools.secrets import Redactor
+from tools.secrets import redactor
 from tools.training import hosted
 from tools.training.runs import RunArg, hosted_only
 
@@ -116,7 +116,7 @@ def train_rollouts(args: RolloutsInput, ctx: Context) -> RolloutsResult:
 
 
 def read_samples(records: list[dict[str, Any]]) -> list[Sample]:
-    redact = Redactor()
+    redact = redactor()
     samples = []
     for index, record in enumerate(records):
         reward = record.get("reward", record.get("score"))

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 
-from tools.secrets import Redactor
+from tools.secrets import redact
 
 
 def main() -> None:
@@ -52,7 +52,6 @@ def main() -> None:
     # lives on (a Python handler, not SIG_IGN, which the command would inherit) to record its end.
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: None)
-    redact = Redactor(os.environ)
     assert command.stdout is not None
     for line in command.stdout:
         log.write(redact(line.rstrip("\n")) + "\n")

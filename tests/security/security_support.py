@@ -1,0 +1,103 @@
+"""Helpers for the security tests: the real CLI, in-process and as a process, and file snapshots."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+RLPILOT = Path(sys.executable).parent / "rlpilot"
+
+
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str = "", timeout: float = 120) -> Done:
+    """`rlpilot ARGS` as a real process in `cwd`."""
+    done = subprocess.run([str(RLPILOT), *args], cwd=cwd, env=env, input=stdin, capture_output=True, text=True,
+                          timeout=timeout)
+    return Done(done.returncode, done.stdout, done.stderr)
+
+
+def cli_in_process(*args: str, cwd: Path, timeout: float = 60) -> Done:
+    """`agent.cli.main(ARGS)` in a forked copy of this process (no interpreter start, so a matrix of
+    inputs stays fast), killed after `timeout` seconds: a read that hangs fails instead of hanging the
+    suite. What escapes `main` is printed as the traceback a user would see."""
+    _preload()
+    with tempfile.TemporaryDirectory() as folder:
+        out, err = Path(folder) / "out", Path(folder) / "err"
+        pid = os.fork()
+        if pid == 0:
+            os._exit(_child(list(args), cwd, out, err))
+        deadline = time.monotonic() + timeout
+        while True:
+            finished, status = os.waitpid(pid, os.WNOHANG)
+            if finished:
+                code = os.waitstatus_to_exitcode(status)
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return Done(124, "", f"rlpilot {' '.join(args)[:80]} still running after {timeout:g} s")
+            time.sleep(0.02)
+        return Done(code, out.read_text(errors="replace"), err.read_text(errors="replace"))
+
+
+@functools.cache
+def _preload() -> Path:
+    """Every tool's module imported once here, so each forked child starts with them; and a bare
+    workspace Python (no prime CLI beside it), so no child spends seconds on `prime --version`."""
+    from tools.catalog import CATALOG
+    from tools.contract import load
+
+    for entry in CATALOG:
+        load(entry)
+    bare = Path(tempfile.mkdtemp(prefix="bare-venv-")) / "bin"
+    bare.mkdir()
+    (bare / "python").symlink_to(sys.executable)
+    return bare.parent
+
+
+def _child(argv: list[str], cwd: Path, out: Path, err: Path) -> int:
+    from agent.cli import main
+
+    os.environ.update(VIRTUAL_ENV=str(_preload()), PATH="/usr/bin:/bin")
+    os.environ.pop("UV_PROJECT_ENVIRONMENT", None)
+    os.chdir(cwd)
+    with out.open("w") as stdout, err.open("w") as stderr:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                main(argv)
+            except SystemExit as stop:
+                return stop.code if isinstance(stop.code, int) else 1
+            except BaseException:  # noqa: B036 - what a user would get: a traceback
+                stderr.write(traceback.format_exc())
+                return 1
+    return 0
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """The bytes of every regular file under `folder`, rlpilot's own state left out."""
+    files = {}
+    for path in sorted(folder.rglob("*")):
+        if ".rlpilot" in path.parts or path.is_symlink() or not path.is_file():
+            continue
+        files[str(path.relative_to(folder))] = path.read_bytes()
+    return files
+
+
+def make_fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path

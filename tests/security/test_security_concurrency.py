@@ -1,0 +1,53 @@
+"""Case 6: two `rlpilot config set` processes on one file never lose an edit, and the backups hold
+the version before each edit."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from security_support import RLPILOT
+
+from tools.configs.edit import backups_of
+
+PAIRS = 20
+CONFIG = "max_steps = 100\n\n[orchestrator.train.sampling]\ntemperature = 1.0\n"
+
+
+def _quick_env(tmp_path: Path) -> dict[str, str]:
+    """A workspace Python without the prime CLI beside it: each process skips `prime --version`,
+    which nothing here needs, and the 40 processes finish sooner."""
+    bare = tmp_path / "bare-venv" / "bin"
+    bare.mkdir(parents=True)
+    (bare / "python").symlink_to(sys.executable)
+    env = {k: v for k, v in os.environ.items() if k not in ("RLPILOT_HOME", "UV_PROJECT_ENVIRONMENT")}
+    return env | {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "VIRTUAL_ENV": str(bare.parent)}
+
+
+def test_twenty_pairs_of_concurrent_config_set_lose_no_edit(tmp_path: Path) -> None:
+    config = tmp_path / "rl.toml"
+    config.write_text(CONFIG)
+    env = _quick_env(tmp_path)
+    lost, busy = [], []
+    for pair in range(PAIRS):
+        steps, temperature = 1000 + pair, 0.5 + pair / 100
+        values = [f"max_steps={steps}", f"orchestrator.train.sampling.temperature={temperature}"]
+        edits = [subprocess.Popen([str(RLPILOT), "config", "set", "rl.toml", value], cwd=tmp_path, env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for value in values]
+        results = [(edit.wait(timeout=120), *edit.communicate()) for edit in edits]
+        text = config.read_text()
+        lines = (f"max_steps = {steps}", f"temperature = {temperature}")
+        for (code, _, stderr), written in zip(results, lines, strict=True):
+            assert "Traceback" not in stderr, stderr
+            if code == 0 and written not in text:
+                lost.append((pair, written))  # it said "written", but the file does not hold it
+            elif code != 0:
+                assert "busy" in stderr, stderr  # the only way an edit may fail here, and it says so
+                busy.append(pair)
+        # The newest backup is the file just before the pair's second edit: the first edit, not the second.
+        latest = backups_of(config, tmp_path)[-1].read_text()
+        assert (f"max_steps = {steps}" in latest) != (f"temperature = {temperature}" in latest) or busy
+    assert lost == []
+    assert len(backups_of(config, tmp_path)) == 2 * PAIRS - len(busy)

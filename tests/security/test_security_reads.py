@@ -1,0 +1,69 @@
+"""Case 9: reads are bounded and of regular files only, dialect detection included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from security_support import cli, make_fifo
+
+from tools.errors import BadInput
+from tools.files import CONFIG_LIMIT, BoundedLines, read_text_bounded
+
+ONE_LINE = "max_steps = 10\n"  # no era-specific key: its dialect comes from a config beside it
+CLASSIC_SIBLING = '[[orchestrator.env]]\nid = "reverse-text"\n'
+
+
+def test_config_check_of_dev_zero_is_refused_at_once(tmp_path: Path) -> None:
+    done = cli("config", "check", "/dev/zero", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2 and "/dev/zero is a device" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_fifo_beside_a_config_does_not_hang_dialect_detection(tmp_path: Path) -> None:
+    (tmp_path / "rl.toml").write_text(ONE_LINE)
+    make_fifo(tmp_path / "a-fifo.toml")
+    done = cli("config", "check", "rl.toml", "--json", cwd=tmp_path, timeout=60)
+    assert done.returncode in (0, 1), done.stderr
+    assert "a-fifo.toml" not in done.stdout
+
+
+def test_a_huge_sibling_is_not_read_but_a_small_one_still_gives_its_dialect(tmp_path: Path) -> None:
+    (tmp_path / "rl.toml").write_text(ONE_LINE)
+    with (tmp_path / "big.toml").open("w") as big:  # sorted first, so it would be read first
+        big.write(CLASSIC_SIBLING)
+        big.write(("# " + "x" * 98 + "\n") * 500_000)  # 50 MB
+    done = cli("config", "check", "rl.toml", "--json", cwd=tmp_path, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    assert "big.toml" not in done.stdout
+    (tmp_path / "small.toml").write_text(CLASSIC_SIBLING)
+    done = cli("config", "check", "rl.toml", "--json", cwd=tmp_path, timeout=120)
+    assert "took the dialect of small.toml" in done.stdout
+
+
+def test_a_4_mib_config_is_read_whole_and_a_larger_one_is_refused_naming_the_limit(tmp_path: Path) -> None:
+    padding = "# " + "x" * 1021 + "\n"  # 1 KiB lines
+    (tmp_path / "four.toml").write_text(ONE_LINE + padding * 4096)
+    assert cli("config", "check", "four.toml", cwd=tmp_path).returncode in (0, 1)
+    (tmp_path / "huge.toml").write_text(ONE_LINE + padding * (CONFIG_LIMIT // 1024 + 1))
+    done = cli("config", "check", "huge.toml", cwd=tmp_path)
+    assert done.returncode == 2 and "over the 8 MiB" in done.stderr
+
+
+def test_one_line_longer_than_the_bound_is_refused_naming_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1}\n' + "x" * 5000 + "\n")
+    with BoundedLines(path, text=True, limit=1000) as lines:
+        assert next(lines) == '{"step": 1}\n'
+        with pytest.raises(BadInput, match=r"metrics.jsonl:2: a line longer than 1000 bytes"):
+            next(lines)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "missing"])
+def test_bounded_reads_refuse_what_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "x.toml"
+    if kind == "fifo":
+        make_fifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    with pytest.raises(BadInput):
+        read_text_bounded(path)
