@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from agent_support import scripted
-from configs.defaults import BUNDLED
+from configs.settings import BUNDLED
 from fakes.openai_server import Raw, Reply, ScriptedOpenAIServer
 from security_support import RLPILOT
 
