@@ -70,9 +70,11 @@ class Store:
     def list(self, limit: int = 50) -> list[dict[str, Any]]:
         rows = self.db.execute(
             "SELECT s.id, s.created, s.updated, s.surface, s.title, "
-            "(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) "
+            "(SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id), "
+            # an offline session (slash commands only) has tool calls but no messages
+            "(SELECT COUNT(*) FROM tool_calls t WHERE t.session_id = s.id) "
             "FROM sessions s ORDER BY s.updated DESC LIMIT ?", (limit,)).fetchall()
-        keys = ("id", "created", "updated", "surface", "title", "messages")
+        keys = ("id", "created", "updated", "surface", "title", "messages", "tool_calls")
         return [dict(zip(keys, row, strict=True)) for row in rows]
 
     def close(self) -> None:

@@ -13,6 +13,8 @@ from pathlib import Path
 from agent_support import call, scripted
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 
+from tools.catalog import CATALOG
+
 RLPILOT = Path(sys.executable).parent / "rlpilot"
 
 
@@ -80,3 +82,34 @@ def test_resume_after_the_process_is_killed_mid_turn(tmp_path):
     assert replayed[1]["content"] == "what do I have?"
     assert "prime" in replayed[3]["content"]
     assert {"type": "assistant", "text": "resumed where we were"} in _events(second.stdout)
+
+
+def test_help_lists_every_slash_command_and_an_unknown_one_says_so(tmp_path):
+    done = subprocess.run([RLPILOT, "chat", "--json"], input="/help\n/migrate\n/nope\n", cwd=tmp_path,
+                          env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    events = _events(done.stdout)
+    helped = next(e["message"] for e in events if e["type"] == "notice" and e["message"].startswith("slash commands"))
+    declared = {entry.slash for entry in CATALOG if entry.slash}
+    assert {"/migrate", "/set", "/samples", "/quit", "/help"} <= declared | {"/quit", "/help"}
+    assert all(command in helped for command in declared | {"/quit"})
+    assert "rlpilot config migrate" in done.stderr  # /migrate is the CLI's command: its usage, not the help
+    assert any(e["type"] == "error" and "unknown command /nope" in e["message"] for e in events)
+
+
+def test_a_model_the_person_names_answers_the_family_question(tmp_path):
+    # /eval with -m: no family question; the eval's own confirmation comes first, and "no" runs nothing.
+    done = subprocess.run([RLPILOT, "chat", "--json"], input="/eval tiny-arith -m stub-model\nno\n", cwd=tmp_path,
+                          env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    events = _events(done.stdout)
+    assert "model-family" not in [e["kind"] for e in events if e["type"] == "question"]
+    # Past the family question, the preview made the eval's own checks (here: the environment is missing).
+    assert next(e for e in events if e["type"] == "tool_result")["error"]["code"] == "env-not-installed"
+
+
+def test_sessions_count_the_tool_calls_of_an_offline_session(tmp_path):
+    subprocess.run([RLPILOT, "chat"], input="/stack\n", cwd=tmp_path, env=_env(tmp_path), capture_output=True,
+                   text=True, timeout=120)
+    listed = subprocess.run([RLPILOT, "sessions"], cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
+                            timeout=60)
+    assert "0 messages, 1 tool call " in listed.stdout, listed.stdout

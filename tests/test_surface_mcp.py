@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import shutil
 from pathlib import Path
 
@@ -207,3 +209,19 @@ def test_a_preview_records_no_answer_in_the_session(tmp_path, tmp_path_factory, 
     store = Store(tmp_path / "state")
     [listed] = store.list()
     assert store.open(listed["id"]).get("model_family") is None  # nobody confirmed yet
+
+
+def test_a_plot_comes_back_as_image_content_and_is_written_where_output_says(tmp_path):
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "reward/mean": s / 20}) + "\n"
+                                                    for s in range(20)))
+
+    async def session():
+        async with _client(tmp_path, prime_env(tmp_path / "home")) as client:
+            return await client.call_tool("metrics_plot", {"source": "metrics.jsonl", "output": "out/curves.png"})
+
+    plotted = anyio.run(session)
+    assert not plotted.is_error, plotted.content[0].text
+    [image] = [c for c in plotted.content if c.type == "image"]
+    written = (tmp_path / "out" / "curves.png").read_bytes()
+    assert image.mime_type == "image/png" and base64.b64decode(image.data) == written
+    assert written.startswith(b"\x89PNG")

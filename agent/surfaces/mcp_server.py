@@ -14,6 +14,7 @@ A token is used up by any attempt, is bound to the exact arguments, and expires.
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
 import secrets
@@ -34,7 +35,7 @@ from agent.loop import Agent, Surface
 from agent.outcome import Outcome
 from agent.sessions import Store
 from agent.surfaces.common import available_tools
-from tools.catalog import Effect
+from tools.catalog import Effect, Shows, shows
 from tools.contract import Context, Event, Tool
 from tools.errors import ToolError
 from tools.secrets import redact, redacted
@@ -224,8 +225,13 @@ class _Preview(Gatekeeper):
 def _result(outcome: Outcome) -> types.CallToolResult:
     if outcome.result is not None:
         # A check that found problems is still a good answer: the result model says so itself.
-        return types.CallToolResult(content=[types.TextContent(text=redact(outcome.result.render()))],
-                                    structured_content=json.loads(redact(json.dumps(outcome.data))))
+        content: list[Any] = [types.TextContent(text=redact(outcome.result.render()))]
+        picture = Path(str(getattr(outcome.result, "output", "")))
+        if shows(outcome.tool) is Shows.IMAGE and outcome.status == "ran" and picture.is_file():
+            # The picture itself, for a client that shows images; the file stays where `output` says.
+            content.append(types.ImageContent(data=base64.b64encode(picture.read_bytes()).decode(),
+                                              mimeType="image/png"))
+        return types.CallToolResult(content=content, structured_content=json.loads(redact(json.dumps(outcome.data))))
     return _error(redact(outcome.failure_text()), {"error": outcome.error} if outcome.error else None)
 
 

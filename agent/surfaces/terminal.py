@@ -289,7 +289,8 @@ def sessions_main(argv: list[str] | None = None) -> int:
 
     for s in sessions:
         when = datetime.datetime.fromtimestamp(s["updated"]).strftime("%Y-%m-%d %H:%M")
-        print(f"{s['id']}  {when}  {s['surface']:<9} {s['messages']:>4} messages  {s['title']}")
+        calls = f"{s['tool_calls']} tool call{'s' if s['tool_calls'] != 1 else ''}"
+        print(f"{s['id']}  {when}  {s['surface']:<9} {s['messages']:>4} messages, {calls:<13} {s['title']}")
     if not sessions:
         print("no sessions yet: start one with `rlpilot chat`")
     return 0

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 from agent_support import scripted
-from configs.settings import BUNDLED
 from fakes.openai_server import Raw, Reply, ScriptedOpenAIServer
 from security_support import RLPILOT
+
+from configs.settings import BUNDLED
 
 
 def _chat(tmp_path: Path, base_url: str, messages: list[str], *flags: str) -> tuple[int, list[dict], str]:
