@@ -2,7 +2,7 @@
 
 Against a zero-latency scripted server on loopback, the model calls a cheap tool every round;
 the time per round is the loop, the openai client, the session store and the tool together.
-Targets: under 20 ms per round trip; under 4,000 tokens (o200k) of system prompt + tool schemas.
+Targets: under 20 ms per round trip; under 4,500 tokens (o200k) of system prompt + tool schemas.
 Run: `uv run python bench/bench_agent.py`.
 """
 

@@ -80,7 +80,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("config", "check"),
         "tools.configs.lint:config_check",
         Effect.READ,
-        "Check a training config in its dialect: playbook rules, prime-rl's validators, old or unknown keys.",
+        "Check a training config as its kind and era: playbook rules, prime-rl's own schema, stale keys.",
         slash="/check", evidence=Evidence.CHECK,
     ),
     ToolEntry(
@@ -120,7 +120,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("diagnose",),
         "tools.diagnose.tool:diagnose",
         Effect.READ,
-        "Read a run's metrics or logs and name what is going wrong, the config deltas, and when to stop.",
+        "Name what is going wrong in a run's metrics or logs, with config deltas and when to stop.",
         slash="/diagnose", reportable=True, shows=Shows.CURVES, evidence=Evidence.RUN,
     ),
     ToolEntry(
@@ -136,8 +136,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("env", "check"),
         "tools.envs.check:env_check",
         Effect.READ,
-        "Check an environment before spending a model: gold/no-op validation, keyword-heuristic rewards, "
-        "background services.",
+        "Check an environment before spending a model: gold/no-op validation, reward shortcuts, services.",
         slash="/envcheck",
     ),
     ToolEntry(

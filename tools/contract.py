@@ -8,6 +8,7 @@ are all derived from that function's two models, so they cannot drift apart.
 from __future__ import annotations
 
 import importlib
+import json
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -158,7 +159,7 @@ class Tool:
         Compacted, because every schema is sent with every model request: titles repeat the
         property names, and an optional field is simply one that is not required.
         """
-        schema = _compact(self.input_model.model_json_schema())
+        schema = _inline_choices(_compact(self.input_model.model_json_schema()))
         for name in self.hidden_fields:
             schema.get("properties", {}).pop(name, None)
             if name in schema.get("required", []):
@@ -190,8 +191,11 @@ def _compact(node: Any) -> Any:
         silent_default = key == "default" and (value is None or value is False)
         if key == "title" or (key == "format" and value == "path") or silent_default:
             continue
-        if key in ("properties", "$defs"):  # their keys are names, which may be "title" too
+        if key == "properties":  # its keys are names, which may be "title" too
             compact[key] = {name: _compact(sub) for name, sub in value.items()}
+        elif key == "$defs":  # shared types: the fields that use them say what they mean
+            compact[key] = {name: {k: v for k, v in _compact(sub).items() if k != "description"}
+                            for name, sub in value.items()}
         else:
             compact[key] = _compact(value)
     variants = compact.get("anyOf")
@@ -201,6 +205,21 @@ def _compact(node: Any) -> Any:
     if "enum" in compact and compact.get("type") == "string":  # the values say it
         del compact["type"]
     return compact
+
+
+def _inline_choices(schema: dict[str, Any]) -> dict[str, Any]:
+    """Shared types that are only a list of choices, written where they are used: a reference
+    costs more tokens than the choices it names."""
+    defs = schema.get("$defs", {})
+    choices = {f"#/$defs/{name}": body for name, body in defs.items() if set(body) == {"enum"}}
+    for prop in schema.get("properties", {}).values():
+        body = choices.get(prop.get("$ref", ""))
+        if body is not None:
+            del prop["$ref"]
+            prop.update(body)
+    rest = {key: value for key, value in schema.items() if key != "$defs"}
+    kept = {name: body for name, body in defs.items() if f"#/$defs/{name}" in json.dumps(rest)}
+    return {**rest, "$defs": kept} if kept else rest
 
 
 def describe_validation_error(error: ValidationError) -> str:

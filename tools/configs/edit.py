@@ -62,7 +62,7 @@ class SetInput(BaseModel):
         description="Dotted keys and new values, e.g. orchestrator.batch_size=256; a source takes an index: "
                     "orchestrator.train.source[0].ratio=0.5.")]
     reasons: Annotated[dict[str, str], Arg(flag="--why", metavar="KEY=REASON"), Field(
-        description="Why each key changes; the session report shows it beside the delta.")] = {}
+        description="Why each key changes (the report shows it).")] = {}
     dry_run: Annotated[bool, Field(description="Show the diff without writing.")] = False
     force: Annotated[bool, Arg(user_decision=True), Field(
         description="Write even when the edit introduces an error finding.")] = False

@@ -62,13 +62,11 @@ Target = Literal["hosted", "local", "slurm"]
 
 class CheckInput(BaseModel):
     path: Annotated[Path, Arg(positional=True), Field(description="The training config (TOML).")]
-    dialect: Annotated[Dialect | None, Field(description="The dialect to check against (default: detected).")] = None
-    kind: Annotated[Kind | None, Field(description="What the file is for (default: detected from its keys).")] = None
-    target: Annotated[Target | None, Field(description="Where it will run: what that target rejects becomes an "
-                                           "error (default: judge it in its era).")] = None
+    dialect: Annotated[Dialect | None, Field(description="Default: detected.")] = None
+    kind: Annotated[Kind | None, Field(description="Default: from its keys.")] = None
+    target: Annotated[Target | None, Field(description="What that target rejects becomes an error.")] = None
     prime_rl: Annotated[Path | None, Arg(metavar="PATH"), Field(
-        description="A prime-rl checkout whose own config classes also validate the file "
-                    "(default: RLPILOT_PRIME_RL or the checkout `stack` finds).")] = None
+        description="A prime-rl checkout whose config classes also judge it (default: `stack`'s).")] = None
     # Installing prime-rl-configs from git runs code from elsewhere: only a person asks for it.
     schema_ref: Annotated[str | None, Arg(flag="--schema", metavar="PATH|REF", user_decision=True), Field(
         description="Validate with prime-rl-configs from this folder, or installed at a git ref of prime-rl.")] = None

@@ -54,8 +54,8 @@ class MigrateInput(BaseModel):
     path: Annotated[Path, Arg(positional=True), Field(description="The training config (TOML).")]
     to: Annotated[Dialect, Field(description="The dialect to write.")]
     output: Annotated[Path | None, Arg(short="-o", metavar="OUT"), Field(
-        description="Where to write the result (default: NAME.DIALECT.toml beside the input).")] = None
-    in_place: Annotated[bool, Field(description="Rewrite the file itself (after a backup).")] = False
+        description="Default: NAME.DIALECT.toml beside it.")] = None
+    in_place: Annotated[bool, Field(description="Rewrite the file (backed up).")] = False
     dry_run: Annotated[bool, Field(description="Show the result without writing it.")] = False
 
 

@@ -54,10 +54,10 @@ class TuneInput(BaseModel):
     path: Annotated[Path, Arg(positional=True), Field(description="The training config (TOML).")]
     profile: Annotated[Profile, Field(description="quick tests, or complex long-horizon tasks.")] = "quick"
     reward: Annotated[Reward | None, Field(
-        description="Whether rewards are mostly binary (pass/fail) or continuous (default: from --eval).")] = None
+        description="Mostly binary or continuous (default: from the eval).")] = None
     eval_path: Annotated[Path | None, Arg(flag="--eval", metavar="RUN"), Field(
-        description="An eval run (folder or results file) whose reward distribution sets thresholds.")] = None
-    apply: Annotated[bool, Field(description="Write the deltas to the config (through config set).")] = False
+        description="An eval run whose rewards set the thresholds.")] = None
+    apply: Annotated[bool, Field(description="Write the deltas.")] = False
 
 
 class TuneResult(ToolResult):

@@ -23,7 +23,7 @@ MAX_TEXT = 1500
 
 class SamplesInput(BaseModel):
     path: Annotated[Path, Arg(positional=True),
-                    Field(description="An eval run directory, its traces.jsonl or results.jsonl, or a folder of runs.")]
+                    Field(description="An eval run folder, its traces or results file.")]
     n: Annotated[int, Field(ge=1, le=50, description="How many rollouts to show.")] = 5
     which: Annotated[Which, Field(description="worst (errored and lowest reward first), best, or random.")] = "worst"
     seed: Annotated[int, Arg(cli_only=True),

@@ -86,11 +86,9 @@ class LaunchPlan(BaseModel):
 class LaunchInput(BaseModel):
     config: Annotated[Path, Arg(positional=True), Field(description="The training config (prime-rl TOML).")]
     target: Annotated[Target, Arg(choice_flags=True),
-                      Field(description="hosted: Prime Hosted Training; local: prime-rl on this machine's GPUs; "
-                                        "slurm: prime-rl submits it to the SLURM cluster this machine is on.")]
+                      Field(description="hosted: Hosted Training; local: these GPUs; slurm: this SLURM cluster.")]
     prime_rl: Annotated[Path | None, Arg(metavar="PATH"),
-                        Field(description="The prime-rl checkout for a local or SLURM run "
-                                          "(default: RLPILOT_PRIME_RL).")] = None
+                        Field(description="prime-rl checkout, local/SLURM (default: RLPILOT_PRIME_RL).")] = None
     stage: Annotated[Stage | None, Field(description="proof: 2 steps, smoke: 10, full: as written.")] = None
     yes: Annotated[bool, Arg(user_decision=True), Field(description="Launch (the user confirmed the summary).")] = False
     binding: Annotated[str | None, Arg(cli_only=True),

@@ -61,10 +61,10 @@ _HOSTED_ACTIVE = {"QUEUED", "PENDING", "RUNNING", "PAUSING"}
 class WatchInput(BaseModel):
     run: RunArg
     every: Annotated[str, Field(description="How often to check: 30s, 5m, 1h.")] = "5m"
-    rounds: Annotated[int | None, Field(ge=1, description="Stop watching after this many checks "
-                                                        "(default: until the run ends or needs a decision).")] = None
-    budget_usd: Annotated[float | None, Field(gt=0, description="USD: the stop question when the spend or the "
-                                                                "projected spend reaches it.")] = None
+    rounds: Annotated[int | None, Field(ge=1, description="Checks to make (default: until the run ends or needs "
+                                                        "a decision).")] = None
+    budget_usd: Annotated[float | None, Field(gt=0, description="Ask to stop when the spend or its projection "
+                                                                "reaches this (USD).")] = None
     yes: Annotated[bool, Arg(user_decision=True), Field(
         description="Stop the run if the watch ends with the stop question (the user's answer, given ahead).")] = False
 
