@@ -118,7 +118,7 @@ def _exists(data: dict, dotted: str) -> bool:
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.integers(1, 4096))
+@given(st.integers(1, 4096).filter(lambda batch: batch * 8 != 128))  # 128 is the file's value: no write
 def test_a_crash_between_write_and_rename_leaves_the_original(batch: int) -> None:
     original = "# run\n[orchestrator]\nbatch_size = 128 # samples\ngroup_size = 8\n"
     with tempfile.TemporaryDirectory() as folder:

@@ -32,6 +32,7 @@ class Terminal:
             os.chdir(cwd)
             os.execve(str(RLPILOT), [str(RLPILOT), *argv], env)
         fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        self.raw = b""
         self.screen = ""
 
     def expect(self, pattern: str, timeout: float = 60) -> str:
@@ -45,7 +46,9 @@ class Terminal:
             ready, _, _ = select.select([self.fd], [], [], 0.1)
             if ready:
                 try:
-                    self.screen += _ANSI.sub("", os.read(self.fd, 65536).decode(errors="replace"))
+                    # Cleaned as a whole: an escape code may be split across two reads.
+                    self.raw += os.read(self.fd, 65536)
+                    self.screen = _ANSI.sub("", self.raw.decode(errors="replace"))
                 except OSError:  # the child is gone
                     break
         raise AssertionError(f"{pattern!r} never showed; the screen ends with:\n{self.screen[-2000:]}")

@@ -232,7 +232,7 @@ def _result(outcome: Outcome) -> types.CallToolResult:
             content.append(types.ImageContent(data=base64.b64encode(picture.read_bytes()).decode(),
                                               mimeType="image/png"))
         return types.CallToolResult(content=content, structured_content=json.loads(redact(json.dumps(outcome.data))))
-    return _error(redact(outcome.failure_text()), {"error": outcome.error} if outcome.error else None)
+    return _error(redact(outcome.failure_text()), {"error": redacted(outcome.error)} if outcome.error else None)
 
 
 def build_server(tools: ToolServer) -> Server:

@@ -213,7 +213,7 @@ def test_8_slack_users_off_the_allowlist_read_inside_the_workspace_only(tmp_path
         offered = {tool.name for tool in bot.tools_for("UOUTSIDER")}
         for number, text in enumerate(["/diagnose /proc/self/environ", "/diagnose metrics.jsonl"]):
             bot.on_mention({"channel": "C0TEST", "user": "UOUTSIDER", "ts": f"1700000000.00010{number}",
-                            "text": f"<@UBOT> {text}"})
+                            "text": f"<@UBOT> {text}"}, {"event_id": f"Ev{number}"})
         posted = json.dumps(slack.calls())
     assert "diagnose" in offered and not offered & {"config_set", "env_push", "train_launch", "metrics_plot"}
     assert {tool.name for tool in bot.tools_for("UALLOWED")} == {tool.name for tool in bot.tools}

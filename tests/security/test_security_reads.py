@@ -27,7 +27,7 @@ def test_a_fifo_beside_a_config_does_not_hang_dialect_detection(tmp_path: Path) 
     assert "a-fifo.toml" not in done.stdout
 
 
-def test_a_huge_sibling_is_not_read_but_a_small_one_still_gives_its_dialect(tmp_path: Path) -> None:
+def test_a_huge_sibling_is_not_read_but_an_overlays_base_still_gives_its_dialect(tmp_path: Path) -> None:
     (tmp_path / "rl.toml").write_text(ONE_LINE)
     with (tmp_path / "big.toml").open("w") as big:  # sorted first, so it would be read first
         big.write(CLASSIC_SIBLING)
@@ -35,9 +35,11 @@ def test_a_huge_sibling_is_not_read_but_a_small_one_still_gives_its_dialect(tmp_
     done = cli("config", "check", "rl.toml", "--json", cwd=tmp_path, timeout=120)
     assert done.returncode in (0, 1), done.stderr
     assert "big.toml" not in done.stdout
-    (tmp_path / "small.toml").write_text(CLASSIC_SIBLING)
-    done = cli("config", "check", "rl.toml", "--json", cwd=tmp_path, timeout=120)
-    assert "took the dialect of small.toml" in done.stdout
+    # An overlay takes its era from its base, which is read bounded too.
+    (tmp_path / "slurm.toml").write_text("[slurm]\npartition = \"gpu\"\n")
+    (tmp_path / "rl.toml").write_text(CLASSIC_SIBLING)
+    done = cli("config", "check", "slurm.toml", "--json", cwd=tmp_path, timeout=120)
+    assert '"kind": "overlay"' in done.stdout and "prime-rl-classic" in done.stdout, done.stdout
 
 
 def test_a_4_mib_config_is_read_whole_and_a_larger_one_is_refused_naming_the_limit(tmp_path: Path) -> None:
