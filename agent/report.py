@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from agent.sessions import Session, SessionNotFound, Store
-from tools.catalog import CATALOG, Evidence
+from tools.catalog import Evidence, named
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
 from tools.errors import BadInput
@@ -21,7 +21,7 @@ from tools.workspace import rlpilot_home
 
 
 def _evidence(record: dict[str, Any]) -> Evidence | None:
-    entry = next((e for e in CATALOG if e.name == record["name"]), None)
+    entry = named(record["name"])
     return entry.evidence if entry else None
 
 

@@ -325,14 +325,19 @@ def find(command: list[str]) -> tuple[ToolEntry | None, int]:
     return best
 
 
+def named(name: str) -> ToolEntry | None:
+    """The entry of the tool called `name`, or None for a name no tool has (a model may make one up)."""
+    return next((entry for entry in CATALOG if entry.name == name), None)
+
+
 def by_name(name: str) -> ToolEntry:
-    for entry in CATALOG:
-        if entry.name == name:
-            return entry
-    raise KeyError(name)
+    entry = named(name)
+    if entry is None:
+        raise KeyError(name)
+    return entry
 
 
 def shows(name: str) -> Shows:
     """What a surface shows of a result of the tool called `name` (text for a made-up name)."""
-    entry = next((entry for entry in CATALOG if entry.name == name), None)
+    entry = named(name)
     return entry.shows if entry else Shows.TEXT
