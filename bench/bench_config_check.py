@@ -2,8 +2,9 @@
 
 Targets, measured in one run:
 - `rlpilot config check FILE` (no --schema) takes at most a quarter of `prime --help`;
-- with a warm schema (its files in the page cache after one run), validating 50 files with
-  prime-rl main's own classes in one call takes under 3 s.
+- with a warm schema worker (started by one earlier check, as in a chat or a second CLI call),
+  validating 50 files with prime-rl main's own classes in one call takes under 3 s. The cold
+  start (importing upstream's classes, verifiers and renderers) is printed beside it.
 Run: `uv run python bench/bench_config_check.py` (needs ../shared/upstream for the second).
 """
 
@@ -42,18 +43,20 @@ def median_seconds(argv: list[str]) -> float:
     return statistics.median(times)
 
 
-def schema_pass_seconds() -> float:
+def schema_pass_seconds() -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as folder:
         paths = []
         for index in range(FILES):
             path = Path(folder) / f"rl{index}.toml"
             path.write_text(CONFIG.read_text())
             paths.append(path)
-        schema_findings(paths[:1], None, None, str(MAIN_SCHEMA), Path(folder))  # warm
+        started = time.perf_counter()
+        schema_findings(paths[:1], None, None, str(MAIN_SCHEMA), Path(folder))  # starts the worker
+        cold = time.perf_counter() - started
         started = time.perf_counter()
         found, notes = schema_findings(paths, None, None, str(MAIN_SCHEMA), Path(folder))
         assert len(found) == FILES, notes
-        return time.perf_counter() - started
+        return cold, time.perf_counter() - started
 
 
 def main() -> int:
@@ -68,8 +71,9 @@ def main() -> int:
           f"(target <= {CHECK_TARGET})")
     ok = ratio <= CHECK_TARGET
     if MAIN_SCHEMA.is_dir():
-        seconds = schema_pass_seconds()
-        print(f"schema pass of {FILES} files in one call: {seconds:.2f} s (target < {SCHEMA_TARGET_S} s)")
+        cold, seconds = schema_pass_seconds()
+        print(f"schema pass of {FILES} files in one call: {seconds:.2f} s with a warm worker (target < "
+              f"{SCHEMA_TARGET_S} s); a cold worker's first file: {cold:.1f} s")
         ok = ok and seconds < SCHEMA_TARGET_S
     return 0 if ok else 1
 

@@ -13,6 +13,7 @@ from tools.catalog import CATALOG, Effect
 from tools.contract import ToolResult, arg_of, load
 
 RLPILOT = Path(sys.executable).parent / "rlpilot"
+REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "vllm", "verifiers", "openai", "pydantic")
 
 
@@ -27,6 +28,21 @@ def test_help_imports_no_heavy_module():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert json.loads(done.stderr.strip().splitlines()[-1]) == []
     assert "stack" in done.stdout
+
+
+def test_config_check_reads_without_tomlkit_or_a_lock(tmp_path: Path):
+    """tomlkit is for edits; a check reads with the standard library (bench/bench_config_check.py)."""
+    config = REPO / "configs/training/tiny-arith.toml"
+    code = (
+        "import sys, json\n"
+        f"sys.argv = ['rlpilot', 'config', 'check', {str(config)!r}]\n"
+        "from agent.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps([m for m in ('tomlkit', 'filelock') if m in sys.modules]), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert "0 errors" in done.stdout, done.stderr
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
 
 
 @pytest.mark.parametrize("entry", CATALOG, ids=lambda e: e.name)

@@ -79,7 +79,7 @@ CASES: list[tuple[str, Build, list[str], str]] = [
     ("check-duplicate-key", files(**{"rl.toml": b"max_steps = 1\nmax_steps = 2\n"}),
      ["config", "check", "rl.toml"], "line 2"),
     ("check-duplicate-table", files(**{"rl.toml": b"[trainer]\na = 1\n[trainer]\nb = 2\n"}),
-     ["config", "check", "rl.toml"], "line 4"),
+     ["config", "check", "rl.toml"], "line 3"),  # the repeated header
     ("check-duplicate-in-array", files(**{"rl.toml": b"[[orchestrator.train.source]]\nid = \"a\"\nid = \"b\"\n"}),
      ["config", "check", "rl.toml"], "line 3"),
     ("check-deep-arrays", files(**{"rl.toml": b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n"}),

@@ -1,8 +1,9 @@
-"""A training config as a file: read it, walk its keys, find their lines, edit it in place.
+"""A training config as a file: read it, walk its keys, find their lines.
 
 Every read goes through `load`, so a missing file, a folder, a binary file, invalid TOML or a
-value of the wrong type is one clear `BadInput` line (exit 2) naming the file and line. Edits
-work on the tomlkit document, so comments and formatting of untouched keys survive.
+value of the wrong type is one clear `BadInput` line (exit 2) naming the file and line. Reading
+needs only the standard library's parser: the tomlkit document that edits work on is
+`tools.configs.toml_edit`'s, so a check never pays for importing tomlkit.
 """
 
 from __future__ import annotations
@@ -13,12 +14,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import tomlkit
-from tomlkit.container import Container
-from tomlkit.exceptions import ParseError, TOMLKitError
-from tomlkit.items import AoT, Table
-from tomlkit.toml_document import TOMLDocument
 
 from tools.configs.dialects import KEY_TYPES, type_ok
 from tools.errors import BadInput
@@ -31,16 +26,12 @@ _SEGMENT = re.compile(r"^([A-Za-z0-9_-]+)((?:\[\d+\])*)$")
 class Config:
     path: Path
     text: str
-    doc: TOMLDocument
-
-    @property
-    def data(self) -> dict[str, Any]:
-        return self.doc.unwrap()
+    data: dict[str, Any]
 
 
 def load(path: Path) -> Config:
     text = read_text(path)
-    return Config(path, text, parse(text, path))
+    return Config(path, text, read_data(text, path))
 
 
 def read_text(path: Path) -> str:
@@ -59,42 +50,37 @@ def read_text(path: Path) -> str:
                        "TOML files are UTF-8; re-save it as UTF-8") from None
 
 
-def parse(text: str, path: Path) -> TOMLDocument:
+def read_data(text: str, path: Path) -> dict[str, Any]:
+    """The config's values, checked for the types rlpilot relies on."""
     try:
-        doc = tomlkit.parse(text)
-        # tomlkit lets some keys defined twice through (and raises others as no ParseError); TOML
-        # forbids them all, and the standard library's parser says where.
-        tomllib.loads(text)
-        check_types(doc.unwrap(), path, text)
-    except ParseError as error:
-        raise BadInput("invalid-toml", f"{path}:{error.line}: invalid TOML at line {error.line}, column "
-                       f"{error.col}: {_reason(error)}", "fix the syntax on that line") from None
-    except (TOMLKitError, tomllib.TOMLDecodeError) as error:
-        raise _strict_error(text, path, error) from None
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise invalid_toml(path, text, str(error)) from None
+    except ValueError:  # an integer longer than Python converts from text (4300 digits)
+        line = next((n for n, raw in enumerate(text.splitlines(), 1) if re.search(r"\d{4300}", raw)), None)
+        raise BadInput("invalid-toml", f"{path}:{line}: a number at line {line} has thousands of digits",
+                       "no training knob takes a number that long; fix the value on that line") from None
     except RecursionError:
         raise BadInput("invalid-toml", f"{path}: nested too deeply to be a training config",
                        "a config's tables go a few levels deep; check the file is the config you meant") from None
-    return doc
+    check_types(data, path, text)
+    return data
 
 
-def _strict_error(text: str, path: Path, error: Exception) -> BadInput:
-    """A key or table defined twice, located by the standard library's parser."""
-    try:
-        tomllib.loads(text)
-        reason, line = str(error), None
-    except tomllib.TOMLDecodeError as strict:
-        reason = str(strict)
-        found = re.search(r"\(at line (\d+), column \d+\)", reason)
-        line = found.group(1) if found else None
-        reason = reason.replace(found.group(0), "").strip() if found else reason
-    where = f"{path}:{line}" if line else str(path)
-    return BadInput("invalid-toml", f"{where}: invalid TOML{f' at line {line}' if line else ''}: {reason}",
-                    "TOML allows each key and table once; remove or merge the repeated one")
-
-
-def _reason(error: ParseError) -> str:
-    reason = re.sub(r"\s+at line \d+ col \d+$", "", str(error))
-    return reason.replace("'\\x00'", "the end of the file")
+def invalid_toml(path: Path, text: str, reason: str) -> BadInput:
+    """Invalid TOML, with the line and column the parser named (the end of the file counts)."""
+    found = re.search(r"\s*\(at line (\d+), column (\d+)\)|\s*at line (\d+) col (\d+)$", reason)
+    if found:
+        line, column = found.group(1) or found.group(3), found.group(2) or found.group(4)
+    elif "(at end of document)" in reason:
+        lines = text.splitlines() or [""]
+        line, column = str(len(lines)), str(len(lines[-1]) + 1)
+        found = re.search(r"\s*\(at end of document\)", reason)
+    else:
+        return BadInput("invalid-toml", f"{path}: invalid TOML: {reason}", "fix the syntax")
+    reason = reason.replace(found.group(0), "").strip().replace("'\\x00'", "the end of the file")
+    return BadInput("invalid-toml", f"{path}:{line}: invalid TOML at line {line}, column {column}: {reason}",
+                    "fix the syntax on that line (TOML allows each key and table once)")
 
 
 def check_types(data: dict[str, Any], path: Path, text: str) -> None:
@@ -210,176 +196,3 @@ def _with_indices(name: str, counts: dict[str, int]) -> str:
 
 def _unquote(key: str) -> str:
     return ".".join(p.strip().strip("\"'") for p in key.split("."))
-
-
-# --- editing the tomlkit document -------------------------------------------------------------
-
-
-def container_of(doc: TOMLDocument, parts: list[str | int], create: bool = False,
-                 for_table: bool = False) -> Any | None:
-    """The table or array entry holding the last part of `parts`; None when it does not exist.
-
-    With `create`, missing tables on the way are made; `for_table` says the last part will be a
-    table itself, so its parent needs no header of its own."""
-    node: Any = doc
-    for index, part in enumerate(parts[:-1]):
-        if isinstance(part, int):
-            if not isinstance(node, AoT | list) or part >= len(node):
-                return None
-            node = node[part]
-            continue
-        if part not in node:
-            if not create:
-                return None
-            # A table created only to hold a sub-table stays implicit, so no empty header appears.
-            holds_table = index + 1 < len(parts) - 1 or for_table
-            node[part] = tomlkit.table(is_super_table=holds_table)
-        node = node[part]
-        if not isinstance(node, dict | AoT | list):
-            return None
-    return node
-
-
-def get_item(doc: TOMLDocument, parts: list[str | int]) -> Any | None:
-    parent = container_of(doc, parts)
-    last = parts[-1]
-    if parent is None:
-        return None
-    if isinstance(last, int):
-        return parent[last] if isinstance(parent, AoT | list) and last < len(parent) else None
-    return parent.get(last) if isinstance(parent, dict) else None
-
-
-def set_item(doc: TOMLDocument, parts: list[str | int], value: Any) -> None:
-    parent = container_of(doc, parts, create=True)
-    if parent is None or not isinstance(parent, dict):
-        raise BadInput("bad-key", f"{'.'.join(map(str, parts))}: a part of this path is not a table",
-                       "set a key inside a table, e.g. orchestrator.batch_size")
-    last = parts[-1]
-    if last in parent:
-        existing = parent[last]
-        item = tomlkit.item(value)
-        if hasattr(existing, "trivia") and hasattr(item, "trivia"):
-            item.trivia.comment = existing.trivia.comment
-            item.trivia.comment_ws = existing.trivia.comment_ws
-        parent[last] = item
-    else:
-        parent[last] = value
-
-
-def delete_item(doc: TOMLDocument, parts: list[str | int]) -> None:
-    parent = container_of(doc, parts)
-    if isinstance(parent, dict) and parts[-1] in parent:
-        del parent[parts[-1]]
-
-
-def rename_in_place(parent: Table | Container, old: str, new: str) -> None:
-    """Rename a key where it stands, keeping its position, value and comment."""
-    body = parent.value if isinstance(parent, Table) else parent
-    item = body.item(old)
-    body._replace(old, new, item)
-    # tomlkit 0.13-0.15 leave the dict views stale after a rename of a plain value: the container
-    # and a Table around it each mirror the keys as a dict of their own.
-    if new not in dict.keys(body):
-        dict.__setitem__(body, new, item.value)
-    if isinstance(parent, Table):
-        dict.pop(parent, old, None)
-        dict.__setitem__(parent, new, item)
-
-
-def dumps(doc: TOMLDocument) -> str:
-    return tomlkit.dumps(doc)
-
-
-# --- editing the text itself ------------------------------------------------------------------
-# tomlkit re-renders interleaved tables in its own order (e.g. an `[[orchestrator.x]]` written
-# between two `[orchestrator.train.*]` tables moves), so a set that goes through tomlkit's
-# renderer can move lines it never touched. `splice` changes only the edited key's own lines.
-
-
-def display_path(parts: list[str | int]) -> str:
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
-
-
-def splice(text: str, parts: list[str | int], value: Any) -> str | None:
-    """`text` with the key at `parts` set to `value`, touching only that key's lines (or adding
-    one line, or one table at the end); None when the key's place is not written out plainly."""
-    if isinstance(parts[-1], int):
-        return None
-    display = display_path(parts)
-    if is_table_array(value):
-        return _append_tables(text, display, value)
-    rendered = inline(value).as_string() if isinstance(value, dict) else tomlkit.item(value).as_string()
-    lines = text.splitlines(keepends=True)
-    scanned = list(scan(text))
-    hit = next((line for line in scanned if line.key == display), None)
-    if hit:
-        return _replace_value(lines, hit.number, rendered)
-    parent, _, leaf = display.rpartition(".")
-    if any(line.key and (line.key == parent or parent.startswith(line.key + ".")) for line in scanned):
-        return None  # the parent is an inline table or dotted keys
-    headed = any(line.header and line.table == parent for line in scanned)
-    if parent and not headed:
-        if "[" in parent:
-            return None
-        ending = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
-        return f"{text}{ending}[{parent}]\n{leaf} = {rendered}\n"
-    section = [line for line in scanned if line.table == parent]
-    content = [line.number for line in section if not line.header and _is_content(lines[line.number - 1])]
-    if content:
-        at = content[-1]
-    elif parent:
-        at = next(line.number for line in section if line.header)
-    else:
-        return f"{leaf} = {rendered}\n" + ("\n" if text.lstrip().startswith("[") else "") + text
-    if not lines[at - 1].endswith("\n"):
-        lines[at - 1] += "\n"
-    lines.insert(at, f"{leaf} = {rendered}\n")
-    return "".join(lines)
-
-
-def _append_tables(text: str, display: str, entries: list[dict[str, Any]]) -> str | None:
-    """A new array of tables goes at the end; one that exists already is left to tomlkit."""
-    if "[" in display or any(line.table.startswith(display) or line.key == display for line in scan(text)):
-        return None
-    blocks = []
-    for entry in entries:
-        lines = [f"[[{display}]]"]
-        lines += [f"{key} = {(inline(v) if isinstance(v, dict) else tomlkit.item(v)).as_string()}"
-                  for key, v in entry.items()]
-        blocks.append("\n".join(lines) + "\n")
-    ending = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
-    return text + ending + "\n".join(blocks)
-
-
-def inline(value: dict[str, Any]) -> Any:
-    """A dict as a TOML inline table (`{ a = 1 }`), nested dicts too."""
-    table = tomlkit.inline_table()
-    for key, sub in value.items():
-        table[key] = inline(sub) if isinstance(sub, dict) else sub
-    return table
-
-
-def _is_content(line: str) -> bool:
-    stripped = line.strip()
-    return bool(stripped) and not stripped.startswith("#")
-
-
-def _replace_value(lines: list[str], number: int, rendered: str) -> str | None:
-    first = lines[number - 1]
-    equals = first.index("=")
-    for end in range(number, len(lines) + 1):
-        chunk = first[equals + 1:] + "".join(lines[number:end])
-        try:
-            item = tomlkit.parse("v =" + chunk).item("v")
-        except ParseError:
-            continue
-        gap = chunk[:len(chunk) - len(chunk.lstrip(" \t"))]
-        trivia = item.trivia
-        newline = "\n" if chunk.endswith("\n") else ""
-        lines[number - 1:end] = [first[:equals + 1] + gap + rendered + trivia.comment_ws + trivia.comment + newline]
-        return "".join(lines)
-    return None

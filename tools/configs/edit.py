@@ -35,17 +35,9 @@ from pydantic import BaseModel, Field
 
 from tools.configs.detect import Installed, detect_file, installed_stack
 from tools.configs.dialects import INT, KEY_TYPES
-from tools.configs.document import (
-    check_types,
-    dumps,
-    get_item,
-    load,
-    parse,
-    set_item,
-    splice,
-    split_key,
-)
+from tools.configs.document import check_types, load, split_key
 from tools.configs.lint import check_data
+from tools.configs.toml_edit import dumps, get_item, parse, set_item, splice
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
 from tools.eras import Dialect

@@ -28,20 +28,10 @@ from tools.configs import dialects as schema
 from tools.configs import keytables
 from tools.configs.detect import Detection, Installed, detect_file, installed_stack
 from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, TRANSITION, KeyChange
-from tools.configs.document import (
-    container_of,
-    delete_item,
-    dumps,
-    get_item,
-    inline,
-    load,
-    parse,
-    read_text,
-    rename_in_place,
-    split_key,
-)
+from tools.configs.document import load, read_text, split_key
 from tools.configs.edit import atomic_write, unified_diff, write_config
 from tools.configs.lint import check_data
+from tools.configs.toml_edit import container_of, delete_item, dumps, get_item, inline, parse, rename_in_place
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
 from tools.eras import Dialect, Kind, Variant

@@ -1,11 +1,16 @@
 """Validate configs with prime-rl's own config classes; run by another interpreter, never imported.
 
-`python schema_worker.py REQUEST.json` in the environment of a prime-rl checkout (or a cached
-`prime-rl-configs` install), with that schema on PYTHONPATH. The request is a list of
-`{"path", "kind", "data"}`; stdout is one JSON list of `{"path", "errors": [{"loc", "msg"}],
-"unresolved": [...]}`, or `{"load_error": "..."}` when the classes cannot be imported. Only the
-standard library and the schema's own dependencies are used here: rlpilot is not installed in
-that environment.
+`python schema_worker.py SOCKET IDLE_S` in the environment of a prime-rl checkout (or a cached
+`prime-rl-configs` install), with that schema on PYTHONPATH. It listens on the Unix socket
+SOCKET, detaches, and answers requests until it has been idle for IDLE_S seconds: importing
+upstream's classes (verifiers, renderers and their clients) takes seconds, validating a file
+takes milliseconds, so one warm worker serves every check until it goes idle.
+
+A request is a JSON list of `{"path", "kind", "data"}`, sent whole and followed by end of
+input; the answer is one JSON list of `{"path", "errors": [{"loc", "msg"}], "unresolved":
+[...], "skipped"}`, or `{"load_error": "..."}` when the classes cannot be imported (the worker
+then exits, so a fixed checkout is retried). Only the standard library and the schema's own
+dependencies are used here: rlpilot is not installed in that environment.
 
 Environment packages named in a config (taskset and harness ids) resolve by import; one that is
 not installed is stood in for by an empty plugin, and what upstream says inside its block is
@@ -15,8 +20,11 @@ the env sources).
 
 from __future__ import annotations
 
+import errno
 import importlib
 import json
+import os
+import socket
 import sys
 import types
 
@@ -34,13 +42,22 @@ ROOTS = {
 UNRESOLVED: list[str] = []
 
 
+class LoadError(Exception):
+    """Upstream's classes do not import in this environment."""
+
+
 def _lenient_plugins() -> None:
-    """Stand in for environment packages that are not installed, and note their ids."""
+    """Stand in for environment packages that are not installed, and note their ids. Only once
+    the schema has imported verifiers: importing it for a schema that does not use it costs seconds."""
+    if "verifiers" not in sys.modules:
+        return
     try:
         from verifiers.v1.utils import loaders
     except ImportError:
         return
     original = loaders._import_plugin
+    if getattr(original, "lenient", False):
+        return
 
     def import_plugin(plugin_id, kind, group):
         try:
@@ -56,32 +73,31 @@ def _lenient_plugins() -> None:
             stub.__all__ = ["Unresolved"]
             return stub
 
+    import_plugin.lenient = True
     loaders._import_plugin = import_plugin
 
 
 def _root(kind: str):
-    for module, name in ROOTS.get(kind, []):
-        try:
-            return getattr(importlib.import_module(module), name)
-        except ModuleNotFoundError as error:
-            if not (error.name or "").startswith("prime_rl"):
-                raise
+    try:
+        for module, name in ROOTS.get(kind, []):
+            try:
+                return getattr(importlib.import_module(module), name)
+            except ModuleNotFoundError as error:  # this era keeps the class elsewhere
+                if error.name != "prime_rl" and not (error.name or "").startswith("prime_rl."):
+                    raise
+    except Exception as error:  # the classes themselves do not load
+        raise LoadError(f"{type(error).__name__}: {error}") from error
     return None
 
 
-def main(request_path: str) -> None:
+def answer(request: list[dict]) -> list[dict]:
     from pydantic import ValidationError
 
-    with open(request_path) as handle:
-        request = json.load(handle)
-    _lenient_plugins()
+    importlib.invalidate_caches()  # an environment package installed since the last request
     results = []
     for entry in request:
-        try:
-            cls = _root(entry["kind"])
-        except Exception as error:  # the classes themselves do not load: say so, once
-            print(json.dumps({"load_error": f"{type(error).__name__}: {error}"}))
-            return
+        cls = _root(entry["kind"])
+        _lenient_plugins()
         result = {"path": entry["path"], "errors": [], "unresolved": [], "skipped": cls is None}
         UNRESOLVED.clear()
         if cls is not None:
@@ -93,8 +109,75 @@ def main(request_path: str) -> None:
                 result["errors"] = [{"loc": [], "msg": f"{type(error).__name__}: {error}"}]
         result["unresolved"] = sorted(set(UNRESOLVED))
         results.append(result)
-    print(json.dumps(results))
+    return results
+
+
+def _listen(path: str) -> socket.socket | None:
+    """A listening socket at `path`, or None when a live worker already listens there."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(path)
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(path)
+            return None
+        except OSError:  # a socket file left by a worker that died
+            os.unlink(path)
+            listener.bind(path)
+        finally:
+            probe.close()
+    os.chmod(path, 0o600)
+    listener.listen(16)
+    return listener
+
+
+def _receive(connection: socket.socket) -> bytes:
+    chunks = []
+    while chunk := connection.recv(1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def serve(path: str, idle_s: float) -> None:
+    listener = _listen(path)
+    if listener is None:
+        print("running", flush=True)
+        return
+    inode = os.stat(path).st_ino
+    if os.fork():
+        print("started", flush=True)  # the client connects now; its request waits in the backlog
+        os._exit(0)
+    os.setsid()  # outlives the rlpilot call that started it, like a local run's supervisor
+    devnull = os.open(os.devnull, os.O_RDWR)
+    log = os.open(path + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # a crash says why there
+    for fd, target in ((0, devnull), (1, devnull), (2, log)):
+        os.dup2(target, fd)
+    with open(path + ".pid", "w") as handle:
+        handle.write(f"{os.getpid()}\n")
+    listener.settimeout(idle_s)
+    try:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                return
+            with connection:
+                connection.settimeout(None)
+                try:
+                    reply, stop = answer(json.loads(_receive(connection))), False
+                except LoadError as error:
+                    reply, stop = {"load_error": str(error)}, True
+                connection.sendall(json.dumps(reply).encode())
+            if stop:
+                return
+    finally:
+        if os.path.exists(path) and os.stat(path).st_ino == inode:  # not a successor's socket
+            os.unlink(path)
+            os.unlink(path + ".pid")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    serve(sys.argv[1], float(sys.argv[2]))

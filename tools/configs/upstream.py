@@ -4,17 +4,16 @@ The classes come from a prime-rl checkout (its `.venv` interpreter, its
 `packages/prime-rl-configs/src` or `src` on PYTHONPATH), from a local `prime-rl-configs` folder
 (`--schema PATH`, run with rlpilot's own interpreter), or from `prime-rl-configs` installed at a
 git ref of prime-rl (`--schema REF`: uv builds an environment once per ref under rlpilot's state
-folder). They run in a subprocess (`schema_worker.py`), never inside rlpilot. What they refuse
+folder). They run in a warm worker process of that environment (`schema_client.py`), never inside
+rlpilot. What they refuse
 comes back as `schema-rejected` errors with upstream's message, key and line; a schema that
 cannot be loaded or installed is a note, never an error.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +25,6 @@ from tools.findings import Finding
 from tools.process import run, which
 
 REPOSITORY = "https://github.com/PrimeIntellect-ai/prime-rl.git"
-WORKER = Path(__file__).with_name("schema_worker.py")
-TIMEOUT_S = 600.0  # the first import of verifiers and renderers is slow on a busy machine
 INSTALL_TIMEOUT_S = 900.0
 
 
@@ -102,17 +99,14 @@ def validate(schema: Schema, entries: list[tuple[Path, Kind, dict[str, Any]]]) -
     """Upstream's answer per file: {path: {"errors", "unresolved", "skipped"}}, and notes. Errors
     inside the env block of a taskset or harness that is not installed are left out: those ids
     are listed as unresolved instead."""
+    from tools.configs.schema_client import WorkerError, ask  # a socket and a lock: only when a schema judges
+
     request = [{"path": str(path), "kind": kind.value, "data": data} for path, kind, data in entries]
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump(request, handle, default=str)
+    env = {**_clean_env(), "PYTHONPATH": str(schema.source)}
     try:
-        done = run([schema.python, str(WORKER), handle.name], timeout=TIMEOUT_S,
-                   env={**_clean_env(), "PYTHONPATH": str(schema.source)})
-    finally:
-        Path(handle.name).unlink(missing_ok=True)
-    answer = _last_json(done.stdout)
-    if not done.ok or answer is None:
-        return {}, [f"{schema.name} could not validate: {done.last_lines(3) or 'no answer'}"]
+        answer = ask(schema.python, schema.source, env, request)
+    except (WorkerError, OSError) as error:
+        return {}, [f"{schema.name} could not validate: {error}"]
     if isinstance(answer, dict):
         return {}, [f"{schema.name} could not load its config classes ({answer.get('load_error')}): "
                     "checked with rlpilot's tables only"]
@@ -125,16 +119,6 @@ def _clean_env() -> dict[str, str]:
     import os
 
     return {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
-
-
-def _last_json(stdout: str) -> Any:
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(("[", "{")):
-            try:
-                return json.loads(line)
-            except json.JSONDecodeError:
-                return None
-    return None
 
 
 def schema_findings(paths: list[Path], detection: Detection | None, checkout: Path | None, schema_ref: str | None,

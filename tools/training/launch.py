@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools.configs.document import load, lookup, splice
+from tools.configs.document import load, lookup
 from tools.configs.edit import atomic_write
+from tools.configs.toml_edit import splice
 from tools.contract import Context
 from tools.errors import BadInput
 from tools.training.hosted import launch_hosted

@@ -1,0 +1,107 @@
+"""Ask a warm schema worker (`schema_worker.py`) for upstream's verdict: find it, or start it.
+
+One worker per schema (its interpreter, its source and their state on disk), listening on a
+Unix socket in a private runtime folder (`$XDG_RUNTIME_DIR`, else the temp folder, then
+`rlpilot-UID`, mode 0700). Every rlpilot process that checks with that schema shares it, so
+only the first check pays for importing upstream's classes. A schema whose files change gets a
+new worker; the old one exits when idle. The folder must be the user's own and private: a
+worker imports whatever taskset a request names, so nobody else may talk to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from tools.process import run
+
+WORKER = Path(__file__).with_name("schema_worker.py")
+# Checks minutes apart in one chat still find the worker warm; an idle one gives its memory back.
+IDLE_S = 600.0
+START_TIMEOUT_S = 60.0
+ANSWER_TIMEOUT_S = 600.0  # the first import of verifiers and renderers is slow on a busy machine
+
+
+class WorkerError(Exception):
+    """The worker could not be reached or gave no answer; the message says why."""
+
+
+def runtime_folder() -> Path:
+    folder = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"rlpilot-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = folder.lstat()
+    if stat.S_ISLNK(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise WorkerError(f"{folder} is not a private folder of yours (owner uid {info.st_uid}, mode "
+                          f"{stat.filemode(info.st_mode)}): remove it, or set XDG_RUNTIME_DIR")
+    return folder
+
+
+def socket_path(python: str, source: Path) -> Path:
+    """Where the worker for this schema listens: named by what its answers depend on."""
+    state = [python, str(source), str(WORKER.stat().st_mtime_ns)]
+    state += sorted(f"{p}:{p.stat().st_mtime_ns}" for p in (source / "prime_rl").rglob("*.py"))
+    state += [f"{p}:{p.stat().st_mtime_ns}" for p in Path(python).parent.parent.glob("lib/python*/site-packages")]
+    return runtime_folder() / f"schema-{hashlib.sha256(chr(0).join(state).encode()).hexdigest()[:16]}.sock"
+
+
+def ask(python: str, source: Path, env: dict[str, str], request: list[dict[str, Any]]) -> Any:
+    """The worker's answer to `request`. A worker that went idle between finding it and asking
+    is started again, once."""
+    path = socket_path(python, source)
+    payload = json.dumps(request, default=str).encode()
+    for _ in range(2):
+        with _connected(path, python, env) as connection:
+            connection.settimeout(ANSWER_TIMEOUT_S)
+            try:
+                connection.sendall(payload)
+                connection.shutdown(socket.SHUT_WR)
+                reply = _receive(connection)
+            except TimeoutError:
+                raise WorkerError(f"the schema worker gave no answer in {ANSWER_TIMEOUT_S:.0f} s") from None
+            except (BrokenPipeError, ConnectionResetError):  # it went idle with this request in its backlog
+                reply = b""
+        if reply:
+            return json.loads(reply)
+    raise WorkerError(f"the schema worker ended without an answer; its log is {path}.log")
+
+
+def _connected(path: Path, python: str, env: dict[str, str]) -> socket.socket:
+    try:
+        with FileLock(f"{path}.lock", timeout=START_TIMEOUT_S):  # one starter per schema
+            connection = _connect(path)
+            if connection is None:
+                done = run([python, str(WORKER), str(path), str(IDLE_S)], cwd=path.parent, env=env,
+                           timeout=START_TIMEOUT_S)
+                if not done.ok:
+                    raise WorkerError(f"the schema worker did not start: {done.last_lines(3) or done.returncode}")
+                connection = _connect(path)
+    except Timeout:
+        raise WorkerError(f"another rlpilot held {path}.lock for {START_TIMEOUT_S:.0f} s") from None
+    if connection is None:
+        raise WorkerError(f"the schema worker started but does not listen on {path}")
+    return connection
+
+
+def _connect(path: Path) -> socket.socket | None:
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(str(path))
+        return connection
+    except OSError:
+        connection.close()
+        return None
+
+
+def _receive(connection: socket.socket) -> bytes:
+    chunks = []
+    while chunk := connection.recv(1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
