@@ -52,6 +52,26 @@ def test_a_classic_file_is_clean_in_its_era_and_refused_for_hosted(tmp_path: Pat
     assert check_config(path, installed=stack_080, target="local").errors
 
 
+HOSTED_ONLY = 'name = "reverse-1"\ngpu_type = "H100_80GB"\nenv_file = ".env"\n' + CURRENT.format(group=8)
+
+
+def test_keys_only_prime_train_reads_are_errors_for_a_local_or_slurm_run(tmp_path: Path) -> None:
+    path = write(tmp_path, HOSTED_ONLY)
+    assert check_config(path).errors == [] and check_config(path, target="hosted").errors == []
+    for target in ("local", "slurm"):
+        refused = check_config(path, target=target).errors
+        assert {(f.code, f.key) for f in refused} >= {("unknown-key", "gpu_type"), ("unknown-key", "env_file")}
+        assert all(f"a {target} run fails" in f.message for f in refused)
+
+
+@pytest.mark.slow
+def test_the_hosted_only_keys_are_the_ones_mains_schema_refuses(tmp_path: Path) -> None:
+    path = write(tmp_path, HOSTED_ONLY)
+    ours = {f.key for f in check_config(path, target="local").errors}
+    found, notes = schema_findings([path], None, None, str(MAIN_SCHEMA), tmp_path)
+    assert ours == {f.key for f in found[str(path)]}, notes
+
+
 def test_the_cli_takes_kind_and_target_and_reports_the_kind(tmp_path: Path) -> None:
     path = write(tmp_path, "batch_size = 128\ngroup_size = 8\n", "mine.toml")
     done = rlpilot("config", "check", str(path), "--kind", "orchestrator", "--json", cwd=tmp_path)

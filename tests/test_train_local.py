@@ -87,6 +87,20 @@ def test_no_checkout_and_no_gpu(machine, shared_fixtures, monkeypatch):
     assert {p.code for p in result.errors} == {"no-prime-rl", "no-gpus"}
 
 
+def test_a_hosted_only_key_stops_a_local_launch_as_config_check_target_local_says(machine, shared_fixtures,
+                                                                                   monkeypatch):
+    workspace, _, environment = machine
+    config = _config(workspace, shared_fixtures, CURRENT, 5)
+    config.write_text('gpu_type = "H100_80GB"\n' + config.read_text())
+    env = environment(gpus=2)
+    use_env(monkeypatch, env)
+    result = train_launch(LaunchInput(config=config, target="local"), Context(workspace=workspace))
+    assert not result.launched
+    assert ("unknown-key", "gpu_type") in {(p.code, p.key) for p in result.errors}
+    checked = rlpilot("config", "check", str(config), "--target", "local", "--json", cwd=workspace, env=env)
+    assert ("unknown-key", "gpu_type") in {(f["code"], f["key"]) for f in json.loads(checked.stdout)["findings"]}
+
+
 def test_launch_follow_across_a_restart_and_stop_with_nothing_left(machine, shared_fixtures, monkeypatch):
     workspace, _, environment = machine
     _config(workspace, shared_fixtures, CURRENT, 100000)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from typing import Literal
 
 
 class Dialect(StrEnum):
@@ -28,6 +29,10 @@ class Kind(StrEnum):
     SFT = "sft"
     EVAL = "eval"
     OVERLAY = "overlay"  # a partial file stacked on another (`uv run rl @ rl.toml @ slurm.toml`)
+
+
+# Where a run goes: Prime's Hosted Training, a prime-rl checkout on this machine, a SLURM cluster.
+Target = Literal["hosted", "local", "slurm"]
 
 
 class Variant(StrEnum):

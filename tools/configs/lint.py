@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -34,7 +34,7 @@ from tools.configs.document import is_table_array, line_of, load, lookup
 from tools.configs.multinode import multinode_findings
 from tools.configs.view import ConfigView
 from tools.contract import Arg, Context, ToolResult
-from tools.eras import Dialect, Kind, Variant
+from tools.eras import Dialect, Kind, Target, Variant
 from tools.findings import Finding, Severity, tally
 from tools.findings import render as render_finding
 from tools.playbook import PRESETS
@@ -57,7 +57,6 @@ LR_RANGES = {"full fine-tuning": (1e-7, 1e-5), "LoRA": (1e-6, 1e-4)}
 # Algorithms that learn without a group baseline (prime-rl `configs/algorithm.py`: on-policy
 # distillation, self-distillation, RAE, SFT), so a group of one is right for them.
 GROUP_FREE_ALGOS = frozenset({"opd", "opsd", "rae", "sft"})
-Target = Literal["hosted", "local", "slurm"]
 
 
 class CheckInput(BaseModel):
@@ -137,6 +136,7 @@ def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detecti
     view = ConfigView(stacked, detection.dialect, variant, judged, path)
     findings = [*key_findings(view), *playbook_findings(view, overlay=detection.kind == Kind.OVERLAY),
                 *validator_findings(view), *outdated_findings(view, installed, path, target),
+                *hosted_only_findings(view, target),
                 *(multinode_findings(stacked, detection.dialect) if judged == Kind.RL else [])]
     if detection.base:
         # The base's own problems are the base's: report what this file sets or changes.
@@ -528,6 +528,19 @@ def _gpu_findings(view: ConfigView) -> list[Finding]:
     return [finding("gpu-split-exceeds-node", "deployment.num_train_gpus", f"{train} trainer + {infer} inference GPUs "
                     f"is more than the {per_node} GPUs of one node", f"lower them to {per_node} in total, or use "
                     "deployment.type = \"multi_node\"")]
+
+
+def hosted_only_findings(view: ConfigView, target: Target | None) -> list[Finding]:
+    """Keys only `prime train` reads (and strips before the config ships): prime-rl's own `rl`
+    refuses them, so a local or SLURM run of the same file fails."""
+    if target not in ("local", "slurm") or view.dialect != CURRENT or view.kind != Kind.RL:
+        return []
+    tables = keytables.root(view.kind, keytables.releases(view.dialect, view.variant))
+    known = tables.keys() if tables is not None else frozenset()
+    return [finding("unknown-key", key, f"{key} is read by `prime train` for Hosted Training only; prime-rl's own "
+                    f"`rl` refuses it, so a {target} run fails", "remove it from the copy you run here (keep it in "
+                    "the hosted one)")
+            for key in view.data if key in schema.PRIME_TRAIN_KEYS and key not in known]
 
 
 def outdated_findings(view: ConfigView, installed: Installed, path: Path, target: Target | None = None

@@ -18,10 +18,9 @@ from tools.configs.detect import Installed
 from tools.configs.document import load, lookup
 from tools.configs.lint import check_data
 from tools.contract import Arg, Context, ToolResult
-from tools.eras import Dialect
+from tools.eras import Dialect, Target
 from tools.errors import ToolError
 from tools.findings import Finding, errors, render
-from tools.training.records import Target
 from tools.workspace import rlpilot_home
 
 # prime-rl's own defaults when `[deployment]` says nothing (prime-rl.md section 1.3).
@@ -134,7 +133,7 @@ def read_plan(args: LaunchInput, ctx: Context, target: Target,
     if args.binding and args.binding != digest:
         raise ToolError("changed-since-preview", f"{path} changed after its launch was confirmed",
                         "look at the new preview and confirm that one")
-    check = check_data(data, config.text, None, installed, config.path)
+    check = check_data(data, config.text, None, installed, config.path, target=target)
     problems = list(check.errors)
     deployment = data.get("deployment") or {}
     if deployment.get("type") == "multi_node":

@@ -12,15 +12,14 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from tools.eras import Target
 from tools.errors import BadInput, ToolError
 from tools.workspace import rlpilot_home
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
-Target = Literal["hosted", "local", "slurm"]
 
 
 class RunRecord(BaseModel):

@@ -15,9 +15,9 @@ from pydantic import BaseModel, Field
 
 from tools.contract import Arg, Context, ToolResult
 from tools.diagnose.readers import read
+from tools.eras import Target
 from tools.errors import BadInput
 from tools.training import hosted, local, records, slurm
-from tools.training.records import Target
 
 RunArg = Annotated[str, Arg(positional=True, metavar="RUN"), Field(description="The run id.")]
 

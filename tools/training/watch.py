@@ -37,11 +37,11 @@ from tools.diagnose.configkeys import ConfigView, open_config
 from tools.diagnose.readers import read_metrics_jsonl
 from tools.diagnose.series import Bad, Collector
 from tools.diagnose.tool import judge
+from tools.eras import Target
 from tools.errors import BadInput
 from tools.evals.samples import Sample
 from tools.findings import Severity
 from tools.training import hosted, local, records, slurm
-from tools.training.records import Target
 from tools.training.rollouts import TrainingFinding, hacking_evidence, read_samples
 from tools.training.runs import RunArg, RunInput, StopResult, train_stop
 from tools.training.spend import Spend, spend_from
