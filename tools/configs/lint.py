@@ -197,7 +197,9 @@ def key_findings(view: ConfigView) -> list[Finding]:
 
 
 def _walk_keys(view: ConfigView, tables: Any, other: Any, table: dict[str, Any], path: str, display: str,
-               found: list[Finding]) -> None:
+               found: list[Finding], was: tuple[str, ...] = ()) -> None:
+    """`was`: the older names of this table, when it sits under a renamed one (`CHANGES` names the
+    keys inside it as their own era spelled them)."""
     if tables is None or tables.open:
         return
     known = tables.keys()
@@ -209,29 +211,33 @@ def _walk_keys(view: ConfigView, tables: Any, other: Any, table: dict[str, Any],
         shown = f"{display}.{written}" if display else written
         # A lab-era `model = "..."` string is the one old spelling whose key name survived.
         misshapen = child == "model" and isinstance(value, str) and view.prime_rl and view.kind == Kind.RL
+        older = tuple(f"{name}.{key}" for name in was)
         if key not in known or misshapen:
+            looked = next((name for name in (child, *older) if _change_of(view, name)), child)
             other_knows = other is not None and not other.open and key in other.keys()
             problem = _wrong_variant(view, child, shown) if other_knows and not misshapen else \
-                _unknown(view, child, shown, known)
+                _unknown(view, looked, shown, known)
             if problem:
                 found.append(problem)
-            renamed = _renamed_to(view, child) if problem and problem.code == "renamed-key" else None
-            if renamed and isinstance(value, dict) and view.dialect != LAB:
+            names = _renamed_chain(view, looked) if problem and problem.code == "renamed-key" else None
+            if names and isinstance(value, dict) and view.dialect != LAB:
                 # Check what the old table holds as its new name's table (its keys may have moved too).
-                below = keytables.table_at(view.kind, keytables.releases(view.dialect, view.variant), renamed)
-                _walk_keys(view, below, None, value, renamed, shown, found)
+                below = keytables.table_at(view.kind, keytables.releases(view.dialect, view.variant), names[-1])
+                _walk_keys(view, below, None, value, names[-1], shown, found, tuple(names[:-1]))
             continue
         below = tables.child(key)
         beside = other.child(key) if other is not None and not other.open and key in other.keys() else None
         if isinstance(value, dict) and tables.is_map(key):
             for name, entry in value.items():
                 if isinstance(entry, dict):
-                    _walk_keys(view, below, beside, entry, f"{child}.{name}", f"{shown}.{name}", found)
+                    _walk_keys(view, below, beside, entry, f"{child}.{name}", f"{shown}.{name}", found,
+                               tuple(f"{o}.{name}" for o in older))
         elif isinstance(value, dict):
-            _walk_keys(view, below, beside, value, child, shown, found)
+            _walk_keys(view, below, beside, value, child, shown, found, older)
         elif is_table_array(value):
             for index, entry in enumerate(value):
-                _walk_keys(view, below, beside, entry, child + "[]", f"{shown}[{index}]", found)
+                _walk_keys(view, below, beside, entry, child + "[]", f"{shown}[{index}]", found,
+                           tuple(f"{o}[]" for o in older))
 
 
 def _rl_path(view: ConfigView, path: str) -> str:
@@ -254,11 +260,19 @@ def _change_of(view: ConfigView, path: str) -> schema.KeyChange | None:
 def _renamed_to(view: ConfigView, old: str) -> str | None:
     """`old`'s name in the view's dialect (in the file's own terms), following every later
     rename; None once it was removed."""
+    names = _renamed_chain(view, old)
+    return names[-1] if names else None
+
+
+def _renamed_chain(view: ConfigView, old: str) -> list[str] | None:
+    """Every name `old` had from its own era to the view's dialect, in the file's own terms (the
+    last is its name now); None when it has no change or was removed."""
     change = _change_of(view, old)
     if change is None or change.new is None:
         return None
-    name = change.new
+    names = [_rl_path(view, old), change.new]
     for later in schema.CHANGES:
+        name = names[-1]
         if later.origin == LAB or not (name == later.old or name.startswith(later.old + ".")):
             continue
         if later.variant and (view.dialect != CURRENT or view.variant == Variant.V080):
@@ -267,9 +281,9 @@ def _renamed_to(view: ConfigView, old: str) -> str | None:
             continue
         if later.new is None:
             return None
-        name = later.new + name[len(later.old):]
+        names.append(later.new + name[len(later.old):])
     prefix = _RL_PREFIX.get(view.kind, "")
-    return name[len(prefix):] if prefix and name.startswith(prefix) else name
+    return [name[len(prefix):] if prefix and name.startswith(prefix) else name for name in names]
 
 
 def _unknown(view: ConfigView, path: str, shown: str, known: frozenset[str]) -> Finding | None:
