@@ -817,7 +817,8 @@ def _algo(run: _Run, change: KeyChange) -> None:
             run.record("orchestrator.advantage", changes["orchestrator.advantage"].why, "orchestrator.algo", None, None)
             algo.update(_advantage_algo(run, "orchestrator.advantage", "orchestrator.algo", advantage, algo["type"],
                                         changes))
-        run.put("orchestrator.algo", tomlkit.item(algo))
+        if algo != {"type": "grpo"}:  # else the default algorithm
+            run.put("orchestrator.algo", tomlkit.item(algo))
     entries = get_item(run.doc, ["orchestrator", "train", "env"])
     for index, entry in enumerate(entries if isinstance(entries, AoT) else []):
         if "advantage" in entry:
