@@ -257,21 +257,25 @@ def _change_of(view: ConfigView, path: str) -> schema.KeyChange | None:
     return next((c for c in schema.CHANGES if c.old == rl_path and _applies(c, view)), None)
 
 
-def _renamed_to(view: ConfigView, old: str) -> str | None:
-    """`old`'s name in the view's dialect (in the file's own terms), following every later
-    rename; None once it was removed."""
-    names = _renamed_chain(view, old)
-    return names[-1] if names else None
-
-
 def _renamed_chain(view: ConfigView, old: str) -> list[str] | None:
     """Every name `old` had from its own era to the view's dialect, in the file's own terms (the
     last is its name now); None when it has no change or was removed."""
+    names, removal = _history(view, old)
+    return names if names and removal is None else None
+
+
+def _history(view: ConfigView, old: str) -> tuple[list[str], schema.KeyChange | None]:
+    """The names `old` had up to the view's dialect (file terms), and the change that removed it
+    when one did; no names when it never changed."""
     change = _change_of(view, old)
-    if change is None or change.new is None:
-        return None
-    names = [_rl_path(view, old), change.new]
-    for later in schema.CHANGES:
+    if change is None:
+        return [], None
+    prefix = _RL_PREFIX.get(view.kind, "")
+    names = [_rl_path(view, old)]
+    removal = change if change.new is None else None
+    if change.new is not None:
+        names.append(change.new)
+    for later in schema.CHANGES if removal is None else ():
         name = names[-1]
         if later.origin == LAB or not (name == later.old or name.startswith(later.old + ".")):
             continue
@@ -280,10 +284,10 @@ def _renamed_chain(view: ConfigView, old: str) -> list[str] | None:
         if schema.RANK[later.target] > schema.RANK[view.dialect]:
             continue
         if later.new is None:
-            return None
+            removal = later
+            break
         names.append(later.new + name[len(later.old):])
-    prefix = _RL_PREFIX.get(view.kind, "")
-    return [name[len(prefix):] if prefix and name.startswith(prefix) else name for name in names]
+    return [name[len(prefix):] if prefix and name.startswith(prefix) else name for name in names], removal
 
 
 def _unknown(view: ConfigView, path: str, shown: str, known: frozenset[str]) -> Finding | None:
@@ -291,12 +295,13 @@ def _unknown(view: ConfigView, path: str, shown: str, known: frozenset[str]) -> 
     if change and change.alias and change.target == view.dialect:
         return None  # an old name this era still accepted
     if change:
-        new = _renamed_to(view, path)
-        if new:
+        names, removal = _history(view, path)
+        if removal is None:
             return finding("renamed-key", shown, f"{shown} is not a {view.dialect} key: {change.why}; "
-                           f"it is `{new}` now", f"rename it to {new} (`rlpilot config migrate` does this)")
-        return finding("removed-key", shown, f"{shown} no longer exists in {view.dialect}: {change.why}",
-                       change.hint or "remove it")
+                           f"it is `{names[-1]}` now", f"rename it to {names[-1]} (`rlpilot config migrate` does this)")
+        why = change.why if removal is change else f"{change.why}; then {removal.why}"
+        return finding("removed-key", shown, f"{shown} no longer exists in {view.dialect}: {why}",
+                       removal.hint or "remove it")
     leaf = path.rsplit(".", 1)[-1]
     close = difflib.get_close_matches(leaf, sorted(known), n=1, cutoff=0.6)
     section = path.rsplit(".", 1)[0] if "." in path else "the top level"
