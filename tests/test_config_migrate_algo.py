@@ -141,6 +141,12 @@ batch_size = 128
 group_size = 8
 training_mode = "rl"
 
+[orchestrator.student.model]
+name = "Qwen/Qwen3-0.6B"
+
+[orchestrator.student.client]
+api_key_var = "STUDENT_KEY"
+
 [orchestrator.advantage.length_penalty]
 coef = 0.5
 gate_by_correctness = true
@@ -151,6 +157,60 @@ id = "reverse-text"
 [[orchestrator.train.env]]
 id = "wordle"
 advantage = { type = "custom", import_path = "my_advantages.pass_at_k", kwargs = { k = 4 } }
+
+[inference]
+"""
+
+# v0.5.0: SFT on a frozen teacher's rollouts (`teacher_rollout_model`, no `[inference]`); a group of one is right.
+CLASSIC_SFT = """
+max_steps = 20
+seq_len = 2048
+
+[model]
+name = "Qwen/Qwen3-0.6B"
+
+[trainer.loss]
+type = "sft"
+
+[orchestrator]
+batch_size = 128
+rollouts_per_example = 1
+
+[orchestrator.teacher_rollout_model.model]
+name = "Qwen/Qwen3-32B"
+
+[orchestrator.teacher_rollout_model.client]
+base_url = ["https://teacher.example.com/v1"]
+
+[[orchestrator.env]]
+id = "reverse-text"
+"""
+
+# v0.7.0: `[orchestrator.algo]` already, and one environment with its own algorithm (v0.7.0's classes
+# need an older verifiers than this machine's, so only main judges this one).
+TRANSITION_ALGO = """
+max_steps = 20
+seq_len = 2048
+
+[model]
+name = "Qwen/Qwen3-0.6B"
+
+[trainer]
+
+[orchestrator]
+batch_size = 128
+group_size = 8
+
+[orchestrator.algo]
+type = "opd"
+
+[orchestrator.algo.teacher]
+name = "Qwen/Qwen3-8B"
+base_url = ["http://localhost:8001/v1"]
+
+[[orchestrator.train.env]]
+id = "reverse-text"
+algo = { type = "max_rl" }
 
 [inference]
 """
@@ -170,7 +230,9 @@ ipo_mask_low = 0.2
 INPUTS = {"classic-ratio": (CLASSIC_RATIO, Dialect.CLASSIC, Kind.RL),
           "classic-ipo": (CLASSIC_IPO, Dialect.CLASSIC, Kind.RL),
           "transition-opd": (TRANSITION_OPD, Dialect.TRANSITION, Kind.RL),
+          "classic-sft": (CLASSIC_SFT, Dialect.CLASSIC, Kind.RL),
           "transition-grpo": (TRANSITION_GRPO, Dialect.TRANSITION, Kind.RL),
+          "transition-algo": (TRANSITION_ALGO, Dialect.TRANSITION, Kind.RL),
           "classic-trainer": (CLASSIC_TRAINER, Dialect.CLASSIC, Kind.TRAINER)}
 
 
@@ -252,6 +314,23 @@ def test_a_linear_length_penalty_and_an_environments_own_advantage(tmp_path: Pat
     assert "named algorithm" in custom.suggestion and 'import_path = "my_advantages.pass_at_k"' in text
     assert "orchestrator.advantage.length_penalty.gate_by_correctness" in {s.key for s in result.manual}
     assert all("algo" not in source for source in migrated["orchestrator"]["train"]["source"])
+    assert migrated["orchestrator"]["model"] == {"name": "Qwen/Qwen3-0.6B", "client": {"api_key_var": "STUDENT_KEY"}}
+
+
+def test_sft_on_a_teachers_rollouts_samples_from_a_frozen_model(tmp_path: Path) -> None:
+    _, result, text = _migrated(tmp_path, "classic-sft")
+    migrated = tomllib.loads(text)
+    assert migrated["orchestrator"]["algo"] == {"type": "sft", "sampling": {"source": {
+        "name": "Qwen/Qwen3-32B", "base_url": "https://teacher.example.com/v1"}}}
+    assert "type" not in migrated["trainer"]["loss"] and result.manual == []
+    assert "group-size-one" not in codes(result)
+
+
+def test_a_v07_algorithm_is_kept_and_moves_with_its_environment(tmp_path: Path) -> None:
+    _, result, text = _migrated(tmp_path, "transition-algo")
+    migrated = tomllib.loads(text)
+    assert migrated["orchestrator"]["algo"]["type"] == "opd"
+    assert migrated["orchestrator"]["train"]["source"][0]["algo"] == {"type": "max_rl"}
 
 
 def test_a_trainer_file_stays_a_trainer_file(tmp_path: Path) -> None:
@@ -280,8 +359,8 @@ def test_upstream_accepts_the_inputs_in_their_era_and_main_accepts_every_migrati
     if not (main.is_dir() and v060.is_dir()):
         pytest.skip("../shared/upstream is not here")
     # The v0.6.0 inputs by v0.6.0's own classes (the classic config modules need torch: not runnable here).
-    inputs = [(write(tmp_path, INPUTS[name][0], f"{name}.toml"), Kind.RL) for name in INPUTS
-              if INPUTS[name][1] == Dialect.TRANSITION]
+    inputs = [(write(tmp_path, INPUTS[name][0], f"{name}.toml"), Kind.RL) for name in ("transition-opd",
+                                                                                         "transition-grpo")]
     answers, notes = validate(Schema(sys.executable, v060, "prime-rl v0.6.0"),
                               [(path, kind, tomllib.loads(path.read_text())) for path, kind in inputs])
     assert notes == [] and len(answers) == len(inputs)

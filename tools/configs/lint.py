@@ -57,6 +57,11 @@ LR_RANGES = {"full fine-tuning": (1e-7, 1e-5), "LoRA": (1e-6, 1e-4)}
 # Algorithms that learn without a group baseline (prime-rl `configs/algorithm.py`: on-policy
 # distillation, self-distillation, RAE, SFT), so a group of one is right for them.
 GROUP_FREE_ALGOS = frozenset({"opd", "opsd", "rae", "sft"})
+# The same before `[orchestrator.algo]`: v0.6's `training_mode` and v0.5's loss `type`, whose `sft` is
+# a masked NLL on a teacher's tokens. v0.6's `opd` still weighed advantages (its loss inlines
+# `adv_tau`, prime-rl #2546), so a group of one is as wrong there as in RL.
+GROUP_FREE_SPELLINGS = {"orchestrator.algo.type": GROUP_FREE_ALGOS, "orchestrator.training_mode": {"sft"},
+                        "trainer.loss.type": {"sft"}}
 Target = Literal["hosted", "local", "slurm"]
 
 
@@ -356,8 +361,9 @@ def batch_size(view: ConfigView) -> tuple[str | None, int | None]:
 
 def group_free(view: ConfigView) -> str | None:
     """The algorithm, when it learns without a group baseline (a group of one is right)."""
-    algo = view.get(view.spell("orchestrator.algo.type"))
-    return algo if algo in GROUP_FREE_ALGOS else None
+    values = [view.get(view.spell(key)) for key in GROUP_FREE_SPELLINGS]
+    return next((value for value, free in zip(values, GROUP_FREE_SPELLINGS.values(), strict=True) if value in free),
+                None)
 
 
 def playbook_findings(view: ConfigView, overlay: bool = False) -> list[Finding]:

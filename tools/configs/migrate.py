@@ -756,8 +756,9 @@ def _distillation(run: _Run, change: KeyChange) -> None:
                        "`[orchestrator.algo.sampling.source]`; or prime-rl's SFT config")
     if mode:
         run.put("orchestrator.training_mode", mode)
-        why = changes[teacher if sft else "trainer.loss.teacher_tau"].why
-        run.record("orchestrator.training_mode", why, "orchestrator.training_mode", None, mode)
+    if mode == "opd":
+        run.record("orchestrator.training_mode", changes["trainer.loss.teacher_tau"].why, "orchestrator.training_mode",
+                   None, mode)
     if tau:
         run.remove("trainer.loss.teacher_tau", changes["trainer.loss.teacher_tau"].why,
                    "`opd` weighs the teacher's KL itself, there is no tau to carry over" if mode == "opd" else
