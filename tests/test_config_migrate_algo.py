@@ -22,14 +22,32 @@ from tools.eras import Dialect, Kind
 
 UPSTREAM = SHARED / "upstream"
 
-# v0.4.0: the importance-ratio masks, teacher logprobs weighted by `teacher_tau`, a length-weighted baseline.
-CLASSIC_RATIO = """
+# What every full config below starts with, and how a classic and a transition file name the environment.
+RUN = """
 max_steps = 20
 seq_len = 2048
 
 [model]
 name = "Qwen/Qwen3-0.6B"
+"""
+CLASSIC_ENV = """
+[[orchestrator.env]]
+id = "reverse-text"
+"""
+TRANSITION_ENV = """
+[[orchestrator.train.env]]
+id = "reverse-text"
+"""
 
+
+def _teacher(table: str, name: str, url: str, *more: str) -> str:
+    """A teacher as classic and v0.6 spell it: a `model` table and a `client` table."""
+    return "\n".join([f"[{table}.model]", f'name = "{name}"', "", f"[{table}.client]", f'base_url = ["{url}"]', *more,
+                       ""])
+
+
+# v0.4.0: the importance-ratio masks, teacher logprobs weighted by `teacher_tau`, a length-weighted baseline.
+CLASSIC_RATIO = RUN + """
 [trainer.loss]
 ratio_type = "sequence"
 token_mask_low = 0.125
@@ -49,24 +67,10 @@ rollouts_per_example = 8
 [orchestrator.advantage]
 length_weighted_mean = true
 
-[orchestrator.teacher_model.model]
-name = "Qwen/Qwen3-8B"
-
-[orchestrator.teacher_model.client]
-base_url = ["http://localhost:8001/v1"]
-
-[[orchestrator.env]]
-id = "reverse-text"
-"""
+""" + _teacher("orchestrator.teacher_model", "Qwen/Qwen3-8B", "http://localhost:8001/v1") + CLASSIC_ENV
 
 # v0.5.0: IPO's masks, GR3 length shaping, and a teacher with nothing to do (no `teacher_tau`).
-CLASSIC_IPO = """
-max_steps = 20
-seq_len = 2048
-
-[model]
-name = "Qwen/Qwen3-0.6B"
-
+CLASSIC_IPO = RUN + """
 [deployment]
 num_train_gpus = 1
 num_infer_gpus = 1
@@ -86,21 +90,23 @@ length_shaping_alpha = 0.33
 
 [orchestrator.teacher_model.model]
 name = "Qwen/Qwen3-8B"
-
-[[orchestrator.env]]
-id = "reverse-text"
-
+""" + CLASSIC_ENV + """
 [inference]
 """
 
+# v0.5.0: SFT on a frozen teacher's rollouts (`teacher_rollout_model`, no `[inference]`); a group of one is right.
+CLASSIC_SFT = RUN + """
+[trainer.loss]
+type = "sft"
+
+[orchestrator]
+batch_size = 128
+rollouts_per_example = 1
+
+""" + _teacher("orchestrator.teacher_rollout_model", "Qwen/Qwen3-32B", "https://teacher.example.com/v1") + CLASSIC_ENV
+
 # v0.6.0: on-policy distillation, and an advantage table that `opd` does not take.
-TRANSITION_OPD = """
-max_steps = 20
-seq_len = 2048
-
-[model]
-name = "Qwen/Qwen3-0.6B"
-
+TRANSITION_OPD = RUN + """
 [trainer]
 
 [orchestrator]
@@ -111,27 +117,13 @@ training_mode = "opd"
 [orchestrator.advantage]
 length_weighted_baseline = true
 
-[orchestrator.teacher.model]
-name = "Qwen/Qwen3-8B"
-
-[orchestrator.teacher.client]
-base_url = ["http://localhost:8001/v1"]
-timeout = 600
-
-[[orchestrator.train.env]]
-id = "reverse-text"
-
+""" + _teacher("orchestrator.teacher", "Qwen/Qwen3-8B", "http://localhost:8001/v1", "timeout = 600") + \
+    TRANSITION_ENV + """
 [inference]
 """
 
-# v0.6.0: GRPO with a linear length penalty, and one environment with its own custom advantage.
-TRANSITION_GRPO = """
-max_steps = 20
-seq_len = 2048
-
-[model]
-name = "Qwen/Qwen3-0.6B"
-
+# v0.6.0: GRPO with a linear length penalty, the student table, and one environment with its own custom advantage.
+TRANSITION_GRPO = RUN + """
 [trainer.loss]
 dppo_mask_low = 0.2
 dppo_mask_high = 0.2
@@ -150,10 +142,7 @@ api_key_var = "STUDENT_KEY"
 [orchestrator.advantage.length_penalty]
 coef = 0.5
 gate_by_correctness = true
-
-[[orchestrator.train.env]]
-id = "reverse-text"
-
+""" + TRANSITION_ENV + """
 [[orchestrator.train.env]]
 id = "wordle"
 advantage = { type = "custom", import_path = "my_advantages.pass_at_k", kwargs = { k = 4 } }
@@ -161,40 +150,9 @@ advantage = { type = "custom", import_path = "my_advantages.pass_at_k", kwargs =
 [inference]
 """
 
-# v0.5.0: SFT on a frozen teacher's rollouts (`teacher_rollout_model`, no `[inference]`); a group of one is right.
-CLASSIC_SFT = """
-max_steps = 20
-seq_len = 2048
-
-[model]
-name = "Qwen/Qwen3-0.6B"
-
-[trainer.loss]
-type = "sft"
-
-[orchestrator]
-batch_size = 128
-rollouts_per_example = 1
-
-[orchestrator.teacher_rollout_model.model]
-name = "Qwen/Qwen3-32B"
-
-[orchestrator.teacher_rollout_model.client]
-base_url = ["https://teacher.example.com/v1"]
-
-[[orchestrator.env]]
-id = "reverse-text"
-"""
-
 # v0.7.0: `[orchestrator.algo]` already, and one environment with its own algorithm (v0.7.0's classes
 # need an older verifiers than this machine's, so only main judges this one).
-TRANSITION_ALGO = """
-max_steps = 20
-seq_len = 2048
-
-[model]
-name = "Qwen/Qwen3-0.6B"
-
+TRANSITION_ALGO = RUN + """
 [trainer]
 
 [orchestrator]
@@ -207,10 +165,7 @@ type = "opd"
 [orchestrator.algo.teacher]
 name = "Qwen/Qwen3-8B"
 base_url = ["http://localhost:8001/v1"]
-
-[[orchestrator.train.env]]
-id = "reverse-text"
-algo = { type = "max_rl" }
+""" + TRANSITION_ENV + """algo = { type = "max_rl" }
 
 [inference]
 """
