@@ -237,6 +237,12 @@ def test_check_as_current_names_what_each_old_spelling_became(tmp_path: Path) ->
     assert ipo["deployment.num_teacher_gpus"].code == "removed-key"
     assert ipo["orchestrator.advantage.length_shaping_alpha"].code == "removed-key"
 
+    v06 = {f.key: f for f in check_config(write(tmp_path, TRANSITION_GRPO), Dialect.CURRENT).findings}
+    assert v06["orchestrator.training_mode"].message.endswith("it is `orchestrator.algo.type` now")
+    assert v06["orchestrator.student"].message.endswith("it is `orchestrator.model` now")
+    assert v06["orchestrator.advantage.length_penalty.coef"].message.endswith(
+        "it is `orchestrator.algo.length_penalty.num_output_tokens_weight` now")
+
 
 def test_ratio_masks_are_kept_as_comments_and_the_old_kl_tau_is_written_out(tmp_path: Path) -> None:
     _, result, text = _migrated(tmp_path, "classic-ratio")

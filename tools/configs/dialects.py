@@ -198,10 +198,12 @@ CHANGES: tuple[KeyChange, ...] = (
     *(KeyChange(f"orchestrator.teacher.{table}", "orchestrator.algo.teacher", TRANSITION, CURRENT,
                 f"{_ALGO_WHY}: the teacher is a frozen model, its served `name` beside its client's fields",
                 convert="algo") for table in ("client", "model")),
-    *(KeyChange(f"orchestrator.student.{table}", new, TRANSITION, CURRENT,
+    *(KeyChange(old, new, TRANSITION, CURRENT,
                 "the policy is `[orchestrator.model]` with its `[orchestrator.model.client]` again (v0.7.0): "
                 "`[orchestrator.algo]` names it `\"policy\"`, so there is no student table")
-      for table, new in (("model", "orchestrator.model"), ("client", "orchestrator.model.client"))),
+      for old, new in (("orchestrator.student.model", "orchestrator.model"),
+                       ("orchestrator.student.client", "orchestrator.model.client"),
+                       ("orchestrator.student", "orchestrator.model"))),
     KeyChange("orchestrator.teacher", "orchestrator.algo.teacher", TRANSITION, CURRENT,
               f"{_ALGO_WHY}: an `opd` teacher is `[orchestrator.algo.teacher]`, an `sft` teacher "
               "`[orchestrator.algo.sampling.source]`", convert="algo"),
