@@ -802,18 +802,7 @@ def _algo(run: _Run, change: KeyChange) -> None:
         elif mode is not None:
             run.record("orchestrator.training_mode", why, "orchestrator.algo.type", mode, algo["type"])
         if teacher is not None:
-            slot = {"opd": "teacher", "sft": "sampling.source"}.get(algo["type"])
-            if slot:
-                frozen = _frozen_model(run, teacher_key, teacher)
-                if slot == "teacher":
-                    algo["teacher"] = frozen
-                else:
-                    algo["sampling"] = {"source": frozen}
-                run.record(teacher_key, changes["orchestrator.teacher"].why, f"orchestrator.algo.{slot}", None, None)
-            else:
-                run.record(teacher_key, f"{changes['orchestrator.teacher'].why}; a teacher without `training_mode = "
-                           "\"opd\"` or `\"sft\"` was refused by v0.6 and has no place in `grpo`", manual=True,
-                           before=teacher, suggestion=_hint_of("trainer.loss.teacher_tau"))
+            _teacher_into(run, algo, teacher_key, teacher, changes["orchestrator.teacher"])
         if advantage is not None:
             run.record("orchestrator.advantage", changes["orchestrator.advantage"].why, "orchestrator.algo", None, None)
             algo.update(_advantage_algo(run, "orchestrator.advantage", "orchestrator.algo", advantage, algo["type"],
@@ -831,6 +820,20 @@ def _algo(run: _Run, change: KeyChange) -> None:
                 entry["algo"] = {"type": "grpo", **algo}
             run.record(where, changes["orchestrator.train.env[].advantage"].why,
                        f"orchestrator.train.env[{index}].algo", None, None)
+
+
+def _teacher_into(run: _Run, algo: dict[str, Any], where: str, teacher: dict[str, Any], change: KeyChange) -> None:
+    """v0.6's teacher in its v0.7 place: what `opd` scores against, or what `sft` samples from."""
+    slot = {"opd": "teacher", "sft": "sampling"}.get(algo["type"])
+    if slot is None:
+        run.record(where, f"{change.why}; a teacher without `training_mode = \"opd\"` or `\"sft\"` was refused by "
+                   "v0.6 and has no place in `grpo`", manual=True, before=teacher,
+                   suggestion=_hint_of("trainer.loss.teacher_tau"))
+        return
+    frozen = _frozen_model(run, where, teacher)
+    algo[slot] = frozen if slot == "teacher" else {"source": frozen}
+    run.record(where, change.why, "orchestrator.algo." + ("teacher" if slot == "teacher" else "sampling.source"),
+               None, None)
 
 
 def _advantage_algo(run: _Run, where: str, into: str, advantage: dict[str, Any], kind: str,
