@@ -79,6 +79,25 @@ _ZERO_ADV_HINT = ("on main, `orchestrator.train.filter_zero_advantages` (on by d
                   "groups and requests replacements; `curriculum.sampler.type = \"difficulty_pool\"` replaces "
                   "easy/hard pools")
 
+# The loss and algorithm area. The importance-ratio masks of v0.3/v0.4 were cut when IPO became the
+# default loss (2026-03-02, prime-rl #1930, research/rl-stability.md section 8).
+_RATIO_MASKS = ("ratio_type", "token_mask_low", "token_mask_high", "sequence_clip_high", "geo_mask_low",
+                "geo_mask_high", "sequence_mask_low", "sequence_mask_high")
+_TRUST_REGION_HINT = ("the trust region is `[trainer.loss] dppo_mask_low` / `dppo_mask_high` now: probability "
+                      "differences (default 0.2), not ratios, so no ratio value carries over; leave them unset "
+                      "unless you tune them")
+_DISTILL_HINT = ("distillation is the orchestrator's: v0.6 `orchestrator.training_mode = \"opd\"` with "
+                 "`[orchestrator.teacher]`, v0.7 on `[orchestrator.algo] type = \"opd\"` with "
+                 "`[orchestrator.algo.teacher] name, base_url`")
+_TEACHER_SERVER_HINT = ("serve the teacher yourself and point `[orchestrator.teacher.client] base_url` (v0.6) or "
+                        "`[orchestrator.algo.teacher] base_url` (v0.7 on) at it")
+_NO_CUSTOM_ALGO_HINT = ("a new credit assignment is a named algorithm in prime-rl's code now, not an import path; "
+                        "pick one of `[orchestrator.algo] type = grpo | max_rl | echo | opd | opsd | sft`")
+# prime-rl #2746 (released in v0.7.0, 2026-07-13): one `[orchestrator.algo]` replaced the advantage,
+# the training mode and the teacher.
+_ALGO_WHY = "`[orchestrator.algo]` replaced `[orchestrator.advantage]`, `training_mode` and `[orchestrator.teacher]` " \
+            "(v0.7.0, prime-rl #2746)"
+
 CHANGES: tuple[KeyChange, ...] = (
     # classic -> transition (2026-04 to 2026-06)
     KeyChange("orchestrator.env", "orchestrator.train.env", CLASSIC, TRANSITION,
@@ -119,12 +138,75 @@ CHANGES: tuple[KeyChange, ...] = (
     KeyChange("orchestrator.workers_per_env", None, CLASSIC, TRANSITION,
            "`workers_per_env` was removed (2026-02-09, prime-rl #1714)",
            hint="size env workers per environment (`num_workers`, now the verifiers `serve.pool` block)"),
+    # classic -> transition: the loss and distillation
+    *(KeyChange(f"trainer.loss.{key}", None, CLASSIC, TRANSITION,
+                "the importance-ratio masks were removed when IPO's probability-difference masks became the default "
+                "loss (2026-03-02, prime-rl #1930)", hint=_TRUST_REGION_HINT, convert="ratio_masks")
+      for key in _RATIO_MASKS),
+    *(KeyChange(f"trainer.loss.ipo_mask_{end}", f"trainer.loss.dppo_mask_{end}", CLASSIC, TRANSITION,
+                f"`ipo_mask_{end}` was renamed `dppo_mask_{end}` (2026-04-02, prime-rl #2187): the same probability "
+                "difference, now masked only against the sign of the advantage") for end in ("low", "high")),
+    KeyChange("trainer.loss.teacher_tau", None, CLASSIC, TRANSITION,
+              "`teacher_tau` left the loss: distillation became `orchestrator.training_mode = \"opd\"`, whose loss "
+              "reads no tau (2026-05-18, prime-rl #2546)", hint=_DISTILL_HINT, convert="distillation"),
+    KeyChange("orchestrator.teacher_model", "orchestrator.teacher", CLASSIC, TRANSITION,
+              "`teacher_model` was renamed `teacher`, used by `training_mode = \"opd\"` (2026-05-18, prime-rl #2546)",
+              convert="distillation"),
+    KeyChange("orchestrator.teacher_rollout_model", "orchestrator.teacher", CLASSIC, TRANSITION,
+              "SFT on a teacher's rollouts became `training_mode = \"sft\"` with `[orchestrator.teacher]` "
+              "(2026-05-18, prime-rl #2546)", convert="distillation"),
+    *(KeyChange(old, None, CLASSIC, TRANSITION, "prime-rl stopped launching a teacher inference server (v0.6.0)",
+                hint=_TEACHER_SERVER_HINT)
+      for old in ("teacher_gpu_ids", "teacher_inference", "deployment.num_teacher_gpus",
+                  "deployment.num_teacher_nodes")),
+    KeyChange("orchestrator.advantage.length_weighted_mean", "orchestrator.advantage.length_weighted_baseline",
+              CLASSIC, TRANSITION, "`length_weighted_mean` came back as `length_weighted_baseline` (v0.6.0): the "
+              "same baseline, sum(length x reward) / sum(length)"),
+    KeyChange("orchestrator.advantage.length_shaping_alpha", None, CLASSIC, TRANSITION,
+              "the GR3 length shaping of v0.5.0 was replaced by a linear length penalty (v0.6.0)",
+              hint="v0.6: `[orchestrator.advantage.length_penalty] coef`; v0.7 on: `[orchestrator.algo.length_penalty] "
+                   "num_output_tokens_weight` (a different formula: tune it again)"),
     KeyChange("inference_gpu_ids", "deployment.num_infer_gpus", CLASSIC, TRANSITION,
            "GPU id lists became counts in `[deployment]` (2026-02-24, prime-rl #1859); inference takes the "
            "first GPUs, the trainer the next ones", convert="gpu_ids"),
     KeyChange("trainer_gpu_ids", "deployment.num_train_gpus", CLASSIC, TRANSITION,
            "GPU id lists became counts in `[deployment]` (2026-02-24, prime-rl #1859); inference takes the "
            "first GPUs, the trainer the next ones", convert="gpu_ids"),
+    # transition -> current: the algorithm (v0.6 spellings; v0.7 already had `[orchestrator.algo]`).
+    # The specific keys come before the tables they sit in, so that a rename chain takes them first.
+    KeyChange("orchestrator.advantage.length_weighted_baseline", None, TRANSITION, CURRENT,
+              f"{_ALGO_WHY}, which has no length-weighted baseline",
+              hint="GRPO's baseline is the group mean now; a length penalty is `[orchestrator.algo.length_penalty]`",
+              convert="algo"),
+    KeyChange("orchestrator.advantage.length_penalty.coef",
+              "orchestrator.algo.length_penalty.num_output_tokens_weight", TRANSITION, CURRENT,
+              f"{_ALGO_WHY}; its linear penalty scales output tokens by the group's longest completion instead of "
+              "`seq_len`, and adds input-token and turn terms", convert="algo"),
+    KeyChange("orchestrator.advantage.length_penalty.gate_by_correctness", None, TRANSITION, CURRENT,
+              f"{_ALGO_WHY}, whose length penalty has no correctness gate", hint="remove it", convert="algo"),
+    *(KeyChange(f"orchestrator.advantage.{key}", None, TRANSITION, CURRENT,
+                f"{_ALGO_WHY}, which takes no custom advantage function", hint=_NO_CUSTOM_ALGO_HINT, convert="algo")
+      for key in ("import_path", "kwargs")),
+    KeyChange("orchestrator.advantage", "orchestrator.algo", TRANSITION, CURRENT, _ALGO_WHY, convert="algo"),
+    KeyChange("orchestrator.train.env[].advantage", "orchestrator.train.env[].algo", TRANSITION, CURRENT,
+              f"{_ALGO_WHY}; an environment's own advantage became its own `algo`", convert="algo"),
+    KeyChange("orchestrator.training_mode", "orchestrator.algo.type", TRANSITION, CURRENT,
+              f"{_ALGO_WHY}: `rl` is `grpo`, `opd` and `sft` keep their names", convert="algo"),
+    KeyChange("orchestrator.teacher.model.name", "orchestrator.algo.teacher.name", TRANSITION, CURRENT,
+              f"{_ALGO_WHY}: the teacher is a frozen model, its served `name` beside its client's fields",
+              convert="algo"),
+    *(KeyChange(f"orchestrator.teacher.{table}", "orchestrator.algo.teacher", TRANSITION, CURRENT,
+                f"{_ALGO_WHY}: the teacher is a frozen model, its served `name` beside its client's fields",
+                convert="algo") for table in ("client", "model")),
+    *(KeyChange(old, new, TRANSITION, CURRENT,
+                "the policy is `[orchestrator.model]` with its `[orchestrator.model.client]` again (v0.7.0): "
+                "`[orchestrator.algo]` names it `\"policy\"`, so there is no student table")
+      for old, new in (("orchestrator.student.model", "orchestrator.model"),
+                       ("orchestrator.student.client", "orchestrator.model.client"),
+                       ("orchestrator.student", "orchestrator.model"))),
+    KeyChange("orchestrator.teacher", "orchestrator.algo.teacher", TRANSITION, CURRENT,
+              f"{_ALGO_WHY}: an `opd` teacher is `[orchestrator.algo.teacher]`, an `sft` teacher "
+              "`[orchestrator.algo.sampling.source]`", convert="algo"),
     # transition -> current (2026-07-29, "remove every config shim", prime-rl #3156)
     KeyChange("orchestrator.train.env", "orchestrator.train.source", TRANSITION, CURRENT,
            "environments became `[[orchestrator.train.source]]` with verifiers `env.taskset` / `env.agent` "

@@ -57,6 +57,11 @@ LR_RANGES = {"full fine-tuning": (1e-7, 1e-5), "LoRA": (1e-6, 1e-4)}
 # Algorithms that learn without a group baseline (prime-rl `configs/algorithm.py`: on-policy
 # distillation, self-distillation, RAE, SFT), so a group of one is right for them.
 GROUP_FREE_ALGOS = frozenset({"opd", "opsd", "rae", "sft"})
+# The same before `[orchestrator.algo]`: v0.6's `training_mode` and v0.5's loss `type`, whose `sft` is
+# a masked NLL on a teacher's tokens. v0.6's `opd` still weighed advantages (its loss inlines
+# `adv_tau`, prime-rl #2546), so a group of one is as wrong there as in RL.
+GROUP_FREE_SPELLINGS = {"orchestrator.algo.type": GROUP_FREE_ALGOS, "orchestrator.training_mode": {"sft"},
+                        "trainer.loss.type": {"sft"}}
 
 
 class CheckInput(BaseModel):
@@ -197,7 +202,9 @@ def key_findings(view: ConfigView) -> list[Finding]:
 
 
 def _walk_keys(view: ConfigView, tables: Any, other: Any, table: dict[str, Any], path: str, display: str,
-               found: list[Finding]) -> None:
+               found: list[Finding], was: tuple[str, ...] = ()) -> None:
+    """`was`: the older names of this table, when it sits under a renamed one (`CHANGES` names the
+    keys inside it as their own era spelled them)."""
     if tables is None or tables.open:
         return
     known = tables.keys()
@@ -209,29 +216,33 @@ def _walk_keys(view: ConfigView, tables: Any, other: Any, table: dict[str, Any],
         shown = f"{display}.{written}" if display else written
         # A lab-era `model = "..."` string is the one old spelling whose key name survived.
         misshapen = child == "model" and isinstance(value, str) and view.prime_rl and view.kind == Kind.RL
+        older = tuple(f"{name}.{key}" for name in was)
         if key not in known or misshapen:
+            looked = next((name for name in (child, *older) if _change_of(view, name)), child)
             other_knows = other is not None and not other.open and key in other.keys()
             problem = _wrong_variant(view, child, shown) if other_knows and not misshapen else \
-                _unknown(view, child, shown, known)
+                _unknown(view, looked, shown, known)
             if problem:
                 found.append(problem)
-            renamed = _renamed_to(view, child) if problem and problem.code == "renamed-key" else None
-            if renamed and isinstance(value, dict) and view.dialect != LAB:
+            names = _renamed_chain(view, looked) if problem and problem.code == "renamed-key" else None
+            if names and isinstance(value, dict) and view.dialect != LAB:
                 # Check what the old table holds as its new name's table (its keys may have moved too).
-                below = keytables.table_at(view.kind, keytables.releases(view.dialect, view.variant), renamed)
-                _walk_keys(view, below, None, value, renamed, shown, found)
+                below = keytables.table_at(view.kind, keytables.releases(view.dialect, view.variant), names[-1])
+                _walk_keys(view, below, None, value, names[-1], shown, found, tuple(names[:-1]))
             continue
         below = tables.child(key)
         beside = other.child(key) if other is not None and not other.open and key in other.keys() else None
         if isinstance(value, dict) and tables.is_map(key):
             for name, entry in value.items():
                 if isinstance(entry, dict):
-                    _walk_keys(view, below, beside, entry, f"{child}.{name}", f"{shown}.{name}", found)
+                    _walk_keys(view, below, beside, entry, f"{child}.{name}", f"{shown}.{name}", found,
+                               tuple(f"{o}.{name}" for o in older))
         elif isinstance(value, dict):
-            _walk_keys(view, below, beside, value, child, shown, found)
+            _walk_keys(view, below, beside, value, child, shown, found, older)
         elif is_table_array(value):
             for index, entry in enumerate(value):
-                _walk_keys(view, below, beside, entry, child + "[]", f"{shown}[{index}]", found)
+                _walk_keys(view, below, beside, entry, child + "[]", f"{shown}[{index}]", found,
+                           tuple(f"{o}[]" for o in older))
 
 
 def _rl_path(view: ConfigView, path: str) -> str:
@@ -251,14 +262,26 @@ def _change_of(view: ConfigView, path: str) -> schema.KeyChange | None:
     return next((c for c in schema.CHANGES if c.old == rl_path and _applies(c, view)), None)
 
 
-def _renamed_to(view: ConfigView, old: str) -> str | None:
-    """`old`'s name in the view's dialect (in the file's own terms), following every later
-    rename; None once it was removed."""
+def _renamed_chain(view: ConfigView, old: str) -> list[str] | None:
+    """Every name `old` had from its own era to the view's dialect, in the file's own terms (the
+    last is its name now); None when it has no change or was removed."""
+    names, removal = _history(view, old)
+    return names if names and removal is None else None
+
+
+def _history(view: ConfigView, old: str) -> tuple[list[str], schema.KeyChange | None]:
+    """The names `old` had up to the view's dialect (file terms), and the change that removed it
+    when one did; no names when it never changed."""
     change = _change_of(view, old)
-    if change is None or change.new is None:
-        return None
-    name = change.new
-    for later in schema.CHANGES:
+    if change is None:
+        return [], None
+    prefix = _RL_PREFIX.get(view.kind, "")
+    names = [_rl_path(view, old)]
+    removal = change if change.new is None else None
+    if change.new is not None:
+        names.append(change.new)
+    for later in schema.CHANGES if removal is None else ():
+        name = names[-1]
         if later.origin == LAB or not (name == later.old or name.startswith(later.old + ".")):
             continue
         if later.variant and (view.dialect != CURRENT or view.variant == Variant.V080):
@@ -266,10 +289,10 @@ def _renamed_to(view: ConfigView, old: str) -> str | None:
         if schema.RANK[later.target] > schema.RANK[view.dialect]:
             continue
         if later.new is None:
-            return None
-        name = later.new + name[len(later.old):]
-    prefix = _RL_PREFIX.get(view.kind, "")
-    return name[len(prefix):] if prefix and name.startswith(prefix) else name
+            removal = later
+            break
+        names.append(later.new + name[len(later.old):])
+    return [name[len(prefix):] if prefix and name.startswith(prefix) else name for name in names], removal
 
 
 def _unknown(view: ConfigView, path: str, shown: str, known: frozenset[str]) -> Finding | None:
@@ -277,12 +300,13 @@ def _unknown(view: ConfigView, path: str, shown: str, known: frozenset[str]) -> 
     if change and change.alias and change.target == view.dialect:
         return None  # an old name this era still accepted
     if change:
-        new = _renamed_to(view, path)
-        if new:
+        names, removal = _history(view, path)
+        if removal is None:
             return finding("renamed-key", shown, f"{shown} is not a {view.dialect} key: {change.why}; "
-                           f"it is `{new}` now", f"rename it to {new} (`rlpilot config migrate` does this)")
-        return finding("removed-key", shown, f"{shown} no longer exists in {view.dialect}: {change.why}",
-                       change.hint or "remove it")
+                           f"it is `{names[-1]}` now", f"rename it to {names[-1]} (`rlpilot config migrate` does this)")
+        why = change.why if removal is change else f"{change.why}; then {removal.why}"
+        return finding("removed-key", shown, f"{shown} no longer exists in {view.dialect}: {why}",
+                       removal.hint or "remove it")
     leaf = path.rsplit(".", 1)[-1]
     close = difflib.get_close_matches(leaf, sorted(known), n=1, cutoff=0.6)
     section = path.rsplit(".", 1)[0] if "." in path else "the top level"
@@ -337,8 +361,9 @@ def batch_size(view: ConfigView) -> tuple[str | None, int | None]:
 
 def group_free(view: ConfigView) -> str | None:
     """The algorithm, when it learns without a group baseline (a group of one is right)."""
-    algo = view.get(view.spell("orchestrator.algo.type"))
-    return algo if algo in GROUP_FREE_ALGOS else None
+    values = [view.get(view.spell(key)) for key in GROUP_FREE_SPELLINGS]
+    return next((value for value, free in zip(values, GROUP_FREE_SPELLINGS.values(), strict=True) if value in free),
+                None)
 
 
 def playbook_findings(view: ConfigView, overlay: bool = False) -> list[Finding]:
