@@ -124,7 +124,10 @@ def test_an_alias_the_era_still_takes_is_not_reported_twice(tmp_path: Path) -> N
 def test_a_current_key_in_a_classic_file_checked_as_current_is_named(shared_fixtures: Path) -> None:
     classic = shared_fixtures / "prime-rl/v0.4.0/examples/wiki_search/rl.toml"
     found = {f.key: f.code for f in check_config(classic, Dialect.CURRENT).findings}
-    assert found.get("wandb") in (None, "renamed-key") and found["orchestrator.buffer"] == "removed-key"
+    assert found["orchestrator.buffer"] == "removed-key"
+    assert found["wandb"] == "dialect-outdated"  # v0.8.0 still takes `[wandb]`; main wants `[monitors.wandb]`
+    pinned = check_config(classic, Dialect.CURRENT, installed=Installed(prime_rl_version="0.8.0"))
+    assert "wandb" not in {f.key for f in pinned.findings}
 
 
 # --- upstream's schema -----------------------------------------------------------------------

@@ -21,6 +21,7 @@ checks for its target).
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -198,7 +199,19 @@ def key_findings(view: ConfigView) -> list[Finding]:
             other = keytables.root(view.kind, tuple(r for r in keytables.RELEASES[CURRENT] if r != pinned))
     found: list[Finding] = []
     _walk_keys(view, tables, other, view.data, "", "", found)
-    return found
+    return found + _older_current_spellings(view, found)
+
+
+def _older_current_spellings(view: ConfigView, found: list[Finding]) -> list[Finding]:
+    """Unpinned, prime-rl-current takes v0.8.0's spellings and main's; one that main renamed
+    (such as `[wandb]`) is right for a v0.8.0 checkout only, so it is said as info."""
+    if view.dialect != CURRENT or view.variant:
+        return []
+    judged = {f.key for f in found}
+    on_main = key_findings(replace(view, variant=Variant.MAIN))
+    return [finding("dialect-outdated", f.key, f.message.replace(f"is not a {CURRENT} key", "is prime-rl v0.8.0's "
+                                                                 "spelling, not main's", 1), f.fix)
+            for f in on_main if f.key not in judged]
 
 
 def _walk_keys(view: ConfigView, tables: Any, other: Any, table: dict[str, Any], path: str, display: str,
