@@ -9,9 +9,11 @@ import pytest
 from config_support import check_config
 from conftest import SHARED
 
+from tools.configs.upstream import schema_findings
 from tools.eras import Dialect, Kind
 
 CORPUS = SHARED / "corpus/prime-rl"
+MAIN_SCHEMA = SHARED / "upstream/prime-rl-configs-main-2026-08-21"
 ERA = {"v0.4.0": Dialect.CLASSIC, "v0.7.0": Dialect.TRANSITION, "v0.8.0": Dialect.CURRENT,
        "main-2026-08-21": Dialect.CURRENT}
 FILES = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.toml")) if CORPUS.is_dir() else []
@@ -35,6 +37,7 @@ def test_each_published_config_has_no_error_as_its_kind(relative: str) -> None:
     ("main-2026-08-21/configs/debug/fake/rl.toml", Kind.TRAINER),  # named rl.toml, a fake-data trainer file
     ("main-2026-08-21/k8s/prime-rl/examples/reverse-text/orch.toml", Kind.ORCHESTRATOR),
     ("main-2026-08-21/examples/evals/swe.toml", Kind.EVAL),
+    ("main-2026-08-21/configs/ci/slim_sft.toml", Kind.SFT),  # only `[slurm]`: the name's last word says sft
 ])
 def test_component_files_are_judged_as_their_kind(relative: str, kind: Kind) -> None:
     if not CORPUS.is_dir():
@@ -48,3 +51,21 @@ def test_an_orchestrator_file_is_held_against_the_orchestrator_schema(tmp_path: 
     result = check_config(path)
     assert (result.kind, [(f.code, f.key) for f in result.errors]) == (Kind.ORCHESTRATOR, [("unknown-key",
                                                                                             "batch_sise")])
+
+
+# Upstream's own k8s example still writes `[model]` in an inference file, which main moved to
+# `[inference.vllm]` (prime-rl #3202): main's classes refuse it, and rlpilot says so as info.
+STALE_UPSTREAM = {"main-2026-08-21/k8s/prime-rl/examples/reverse-text/infer.toml": "model"}
+
+
+@pytest.mark.slow
+def test_mains_own_classes_accept_every_main_file_as_the_kind_rlpilot_found(tmp_path: Path) -> None:
+    """The kinds and the 0 errors above agree with upstream: each file of main, judged by main's
+    classes as the kind rlpilot detected (an overlay stacked on its base), is accepted."""
+    main = [CORPUS / relative for relative in FILES if relative.startswith("main-")]
+    found, notes = schema_findings(main, None, None, str(MAIN_SCHEMA), tmp_path)
+    assert len(found) == len(main), notes
+    refused = {str(Path(path).relative_to(CORPUS)): {f.key for f in fs} for path, fs in found.items() if fs}
+    assert refused == {relative: {key} for relative, key in STALE_UPSTREAM.items()}
+    for relative, key in STALE_UPSTREAM.items():
+        assert ("dialect-outdated", key) in {(f.code, f.key) for f in check_config(CORPUS / relative).findings}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import tomllib
 from dataclasses import dataclass
@@ -172,10 +173,13 @@ def detect_dialect(data: dict[str, Any], kind: Kind = Kind.RL) -> Detection:
 def detect_kind(data: dict[str, Any], path: Path | None = None) -> tuple[Kind, str]:
     """The kind whose schema (in any era) knows the most of the file's keys; a tie goes to the
     kind the file name says, else to a full rl config."""
-    # `orch.toml`, and what `config migrate` writes beside it, `orch.prime-rl-current.toml`.
-    named = _NAMED.get(path.name.split(".")[0]) if path else None
+    # `orch.toml`, what `config migrate` writes beside it (`orch.prime-rl-current.toml`), and a
+    # name's last word (`slim_sft.toml`).
+    stem = path.name.split(".")[0] if path else ""
+    named = _NAMED.get(stem)
     if path and named is None and any(_NAMED.get(p.name) == Kind.EVAL for p in path.parents):
         named = Kind.EVAL
+    named = named or _NAMED.get(re.split(r"[_-]", stem)[-1])
     if named == Kind.EVAL:
         # Only main publishes an eval schema: before it, the name is all there is to go by.
         return Kind.EVAL, "its name says it is an eval config"
