@@ -5,14 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
-from conftest import FIXTURES
+from conftest import FIXTURES, SHARED
 
 from tools.configs.detect import Installed, detect_file
 from tools.configs.document import load
 from tools.configs.lint import CheckResult, check_data
-from tools.eras import Dialect
+from tools.eras import Dialect, Kind
 
 RLPILOT = Path(sys.executable).parent / "rlpilot"
 # What each fixture folder was valid for (fixtures/*/README.md).
@@ -59,3 +60,30 @@ def check_config(path: Path, dialect: Dialect | str | None = None, installed: In
     config = load(Path(path))
     detection = detect_file(config.data, config.path, kind, dialect)
     return check_data(config.data, config.text, detection, installed, config.path, target=target)
+
+
+CORPUS = SHARED / "corpus/prime-rl"
+MAIN_CLASSES = SHARED / "upstream/prime-rl-configs-main-2026-08-21/src"
+
+
+def migration_sources() -> list[tuple[Path, Kind]]:
+    """What main's schema judges after a migration: every classic and transition file upstream
+    published that main has a schema for (eval files before main have none; an overlay is judged
+    with its base), and the lab-era fixtures."""
+    found = [(p, check_config(p).kind) for ref in ("v0.4.0", "v0.7.0") for p in sorted((CORPUS / ref).rglob("*.toml"))]
+    found = [(p, kind) for p, kind in found if kind not in (Kind.EVAL, Kind.OVERLAY)]
+    return found + [(p, Kind.RL) for p in sorted((FIXTURES / "hosted-lab").glob("*.toml"))]
+
+
+def lost_keys(source_text: str, output_text: str, moved: list[str]) -> list[str]:
+    """Input keys that are neither in the output (as a key or a commented line) nor in a change."""
+    def leaves(data: dict, prefix: str = "") -> list[str]:
+        out = []
+        for key, value in data.items():
+            path = f"{prefix}.{key}" if prefix else key
+            out += leaves(value, path) if isinstance(value, dict) and value else [path]
+        return out
+
+    return [leaf for leaf in leaves(tomllib.loads(source_text))
+            if leaf.rsplit(".", 1)[-1].replace("-", "_") not in output_text
+            and not any(leaf == key or leaf.startswith(key.split("[")[0] + ".") for key in moved)]

@@ -6,13 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from config_support import check_config
+from config_support import CORPUS, check_config
 from conftest import SHARED
 
 from tools.configs.upstream import schema_findings
 from tools.eras import Dialect, Kind
 
-CORPUS = SHARED / "corpus/prime-rl"
 MAIN_SCHEMA = SHARED / "upstream/prime-rl-configs-main-2026-08-21"
 ERA = {"v0.4.0": Dialect.CLASSIC, "v0.7.0": Dialect.TRANSITION, "v0.8.0": Dialect.CURRENT,
        "main-2026-08-21": Dialect.CURRENT}

@@ -10,37 +10,18 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from config_support import NOTHING, check_config
-from conftest import SHARED
+from config_support import MAIN_CLASSES, NOTHING, check_config, lost_keys, migration_sources
 
 from tools.configs.migrate import migrate
 from tools.configs.upstream import Schema, validate
 from tools.eras import Dialect, Kind
 
-MAIN = SHARED / "upstream/prime-rl-configs-main-2026-08-21/src"
-CORPUS = SHARED / "corpus/prime-rl"
-pytestmark = pytest.mark.skipif(not MAIN.is_dir(), reason="../shared/upstream is not here")
-
-
-def _configs() -> list[tuple[Path, Kind]]:
-    """Every classic and transition file upstream has a schema for (eval files before main have
-    none), and the lab-era fixtures."""
-    found = [(p, check_config(p).kind) for ref in ("v0.4.0", "v0.7.0") for p in sorted((CORPUS / ref).rglob("*.toml"))]
-    found = [(p, kind) for p, kind in found if kind not in (Kind.EVAL, Kind.OVERLAY)]
-    return found + [(p, Kind.RL) for p in sorted((SHARED / "fixtures/hosted-lab").glob("*.toml"))]
-
-
-def _leaves(data: dict, prefix: str = "") -> list[str]:
-    out = []
-    for key, value in data.items():
-        path = f"{prefix}.{key}" if prefix else key
-        out += _leaves(value, path) if isinstance(value, dict) and value else [path]
-    return out
+pytestmark = pytest.mark.skipif(not MAIN_CLASSES.is_dir(), reason="../shared/upstream is not here")
 
 
 @pytest.mark.slow
 def test_migrated_configs_are_accepted_by_main_and_lose_nothing(tmp_path: Path) -> None:
-    sources = _configs()
+    sources = migration_sources()
     assert len(sources) > 100
     entries, results = [], {}
     for index, (source, kind) in enumerate(sources):
@@ -52,13 +33,10 @@ def test_migrated_configs_are_accepted_by_main_and_lose_nothing(tmp_path: Path) 
         entries.append((source, kind, tomllib.loads(text)))
         results[str(source)] = result
         moved = [s.key for s in result.changes] + [s.key for s in result.manual]
-        for leaf in _leaves(tomllib.loads(source.read_text())):
-            name = leaf.rsplit(".", 1)[-1].replace("-", "_")
-            kept = name in text or any(leaf == key or leaf.startswith(key.split("[")[0] + ".") for key in moved)
-            assert kept, f"{source}: {leaf} is neither in the output nor in a change"
+        assert lost_keys(source.read_text(), text, moved) == [], f"{source}: neither in the output nor in a change"
         for step in result.manual:
             assert f"# {step.key}: " in text, f"{source}: {step.key} is not kept as a comment"
-    answers, notes = validate(Schema(sys.executable, MAIN, "prime-rl main"), entries)
+    answers, notes = validate(Schema(sys.executable, MAIN_CLASSES, "prime-rl main"), entries)
     assert notes == []
     refused = {path: answer for path, answer in answers.items() if answer["errors"]}
     full = [source for source, kind in sources if kind == Kind.RL]
