@@ -21,12 +21,20 @@ from tools.configs.upstream import Schema, validate
 from tools.eras import Kind
 
 CLASSES = '''
-from pydantic import BaseModel, ConfigDict, Field
+import os
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class RLConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     max_steps: int = Field(1, ge=1)
+
+    @model_validator(mode="after")
+    def sees_no_secret(self):
+        if any("SECRET" in name for name in os.environ):
+            raise ValueError("the worker sees " + ", ".join(n for n in os.environ if "SECRET" in n))
+        return self
 '''
 
 
@@ -64,13 +72,15 @@ def _wait_for(condition, seconds: float = 10.0) -> bool:
     return False
 
 
-def test_checks_share_one_worker_and_it_answers_each(tmp_path: Path) -> None:
+def test_checks_share_one_worker_and_it_answers_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PRIME_API_SECRET", "pit_live_0123456789abcdef")  # a long-lived worker gets none
     schema = _schema(tmp_path)
     answers, notes = _check(schema, {"max_steps": 0})
     assert notes == [] and answers["rl.toml"]["errors"][0]["loc"] == ["max_steps"]
     first = _pid(schema)
     answers, notes = _check(schema, {"max_steps": 5, "bogus": 1})
     assert notes == [] and [e["loc"] for e in answers["rl.toml"]["errors"]] == [["bogus"]]
+    assert _check(schema, {"max_steps": 5})[0]["rl.toml"]["errors"] == []
     assert _pid(schema) == first and _alive(first)
 
 

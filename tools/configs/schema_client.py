@@ -5,7 +5,9 @@ Unix socket in a private runtime folder (`$XDG_RUNTIME_DIR`, else the temp folde
 `rlpilot-UID`, mode 0700). Every rlpilot process that checks with that schema shares it, so
 only the first check pays for importing upstream's classes. A schema whose files change gets a
 new worker; the old one exits when idle. The folder must be the user's own and private: a
-worker imports whatever taskset a request names, so nobody else may talk to it.
+worker imports whatever taskset a request names, so nobody else may talk to it. It outlives the
+call that started it and serves every workspace, so it gets no secrets and nothing of one
+workspace's environment: only what an interpreter needs to run, and the schema on PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ START_TIMEOUT_S = 60.0
 ANSWER_TIMEOUT_S = 600.0  # the first import of verifiers and renderers is slow on a busy machine
 
 
+PASSED_ON = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "XDG_RUNTIME_DIR", "XDG_CACHE_HOME")
+
+
 class WorkerError(Exception):
     """The worker could not be reached or gave no answer; the message says why."""
 
@@ -52,10 +57,11 @@ def socket_path(python: str, source: Path) -> Path:
     return runtime_folder() / f"schema-{hashlib.sha256(chr(0).join(state).encode()).hexdigest()[:16]}.sock"
 
 
-def ask(python: str, source: Path, env: dict[str, str], request: list[dict[str, Any]]) -> Any:
+def ask(python: str, source: Path, request: list[dict[str, Any]]) -> Any:
     """The worker's answer to `request`. A worker that went idle between finding it and asking
     is started again, once."""
     path = socket_path(python, source)
+    env = {key: os.environ[key] for key in PASSED_ON if key in os.environ} | {"PYTHONPATH": str(source)}
     payload = json.dumps(request, default=str).encode()
     for _ in range(2):
         with _connected(path, python, env) as connection:

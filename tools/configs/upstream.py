@@ -102,9 +102,8 @@ def validate(schema: Schema, entries: list[tuple[Path, Kind, dict[str, Any]]]) -
     from tools.configs.schema_client import WorkerError, ask  # a socket and a lock: only when a schema judges
 
     request = [{"path": str(path), "kind": kind.value, "data": data} for path, kind, data in entries]
-    env = {**_clean_env(), "PYTHONPATH": str(schema.source)}
     try:
-        answer = ask(schema.python, schema.source, env, request)
+        answer = ask(schema.python, schema.source, request)
     except (WorkerError, OSError) as error:
         return {}, [f"{schema.name} could not validate: {error}"]
     if isinstance(answer, dict):
@@ -113,12 +112,6 @@ def validate(schema: Schema, entries: list[tuple[Path, Kind, dict[str, Any]]]) -
     for item in answer:  # inside an env block whose package is missing, upstream could not judge
         item["errors"] = [e for e in item["errors"] if not (item["unresolved"] and _in_env_block(e["loc"]))]
     return {item["path"]: item for item in answer}, []
-
-
-def _clean_env() -> dict[str, str]:
-    import os
-
-    return {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
 
 
 def schema_findings(paths: list[Path], detection: Detection | None, checkout: Path | None, schema_ref: str | None,
