@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from tools.contract import Context, Tool
@@ -115,7 +114,7 @@ def watch_in_background(tool: Tool, arguments: dict[str, Any], ctx: Context,
             decision = " This needs your decision: ask me to stop the run (you confirm it)." if event.stop else ""
             emit({"type": "log", "line": event.line() + decision, "finding": event.model_dump()})
 
-        WATCHES.start(args.run, replace(ctx, confined=True), on_event, every=args.every, budget_usd=args.budget_usd,
+        WATCHES.start(args.run, ctx, on_event, every=args.every, budget_usd=args.budget_usd,
                       on_error=lambda error: emit({"type": "error", "message": f"watching: {error.one_line()}"}))
     except ToolError as error:
         emit({"type": "error", "message": error.one_line()})

@@ -313,9 +313,14 @@ def push_preview(args: EnvPushInput, ctx: Context) -> EnvPushResult:
                             findings=report.findings, next="choose PUBLIC or PRIVATE")
     if preview.refused():
         preview.next = f"fix the errors, then `rlpilot env push {ref.text} --visibility PUBLIC|PRIVATE`"
-    elif not prime_login(prime_environment(ctx.workspace))[0]:
-        raise ToolError("not-logged-in", f"pushing {ref.name} needs a Prime login", LOGIN_HINT)
+    else:
+        _require_login(ref, ctx)
     return preview
+
+
+def _require_login(ref: EnvRef, ctx: Context) -> None:
+    if not prime_login(prime_environment(ctx.workspace))[0]:
+        raise ToolError("not-logged-in", f"pushing {ref.name} needs a Prime login", LOGIN_HINT)
 
 
 def _checked_push(args: EnvPushInput, ctx: Context) -> tuple[EnvRef, Path, PackageReport]:
@@ -370,8 +375,7 @@ def env_push(args: EnvPushInput, ctx: Context) -> EnvPushResult:
     if args.binding and args.binding != _fingerprint(folder, _pushed_files(folder)):
         raise ToolError("changed-since-preview", f"the files in {folder} changed after the push was confirmed",
                         "look at the new preview and choose the visibility again")
-    if not prime_login(prime_environment(ctx.workspace))[0]:
-        raise ToolError("not-logged-in", f"pushing {ref.name} needs a Prime login", LOGIN_HINT)
+    _require_login(ref, ctx)
 
     outcome = run_prime(push_argv(folder, args.visibility, ref.owner), ctx, what=f"pushing {ref.name}",
                         timeout=INSTALL_TIMEOUT, check=False, stream=True)
