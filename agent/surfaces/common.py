@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import shlex
 import sys
 from collections.abc import Callable
@@ -104,9 +106,12 @@ def slash(agent: Agent, emit: Callable[[dict[str, Any]], None], text: str) -> No
         return
     from agent.tool_cli import parse_arguments
 
+    printed = io.StringIO()  # argparse prints; a chat (JSON lines, Slack) shows it as an event instead
     try:
-        arguments, _ = parse_arguments(tool, argv)
-    except SystemExit:  # argparse has printed the usage problem (or the --help asked for)
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            arguments, _ = parse_arguments(tool, argv)
+    except SystemExit as done:  # the --help asked for, or a usage problem
+        emit({"type": "notice" if done.code == 0 else "error", "message": printed.getvalue().strip()})
         return
     except ToolError as error:
         emit({"type": "error", "message": error.one_line()})
