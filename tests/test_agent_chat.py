@@ -45,8 +45,9 @@ def test_a_bad_slash_command_is_a_usage_message_not_a_crash(tmp_path):
     done = subprocess.run([RLPILOT, "chat", "--json"], input="/stack --no-such-flag\n/stack\n", cwd=tmp_path,
                           env=_env(tmp_path), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0
-    assert "unrecognized arguments" in done.stderr
-    assert [e["name"] for e in _events(done.stdout) if e["type"] == "tool_result"] == ["stack_info"]
+    events = _events(done.stdout)
+    assert any(e["type"] == "error" and "unrecognized arguments" in e["message"] for e in events)
+    assert [e["name"] for e in events if e["type"] == "tool_result"] == ["stack_info"]
 
 
 def test_an_unknown_session_is_bad_input(tmp_path):
