@@ -23,6 +23,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from tools.configs.schema_worker import receive_all
 from tools.process import run
 
 WORKER = Path(__file__).with_name("schema_worker.py")
@@ -69,7 +70,7 @@ def ask(python: str, source: Path, request: list[dict[str, Any]]) -> Any:
             try:
                 connection.sendall(payload)
                 connection.shutdown(socket.SHUT_WR)
-                reply = _receive(connection)
+                reply = receive_all(connection)
             except TimeoutError:
                 raise WorkerError(f"the schema worker gave no answer in {ANSWER_TIMEOUT_S:.0f} s") from None
             except (BrokenPipeError, ConnectionResetError):  # it went idle with this request in its backlog
@@ -104,10 +105,3 @@ def _connect(path: Path) -> socket.socket | None:
     except OSError:
         connection.close()
         return None
-
-
-def _receive(connection: socket.socket) -> bytes:
-    chunks = []
-    while chunk := connection.recv(1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)

@@ -1,4 +1,4 @@
-"""Validate configs with prime-rl's own config classes; run by another interpreter, never imported.
+"""Validate configs with prime-rl's own config classes; run by the schema's interpreter, not rlpilot's.
 
 `python schema_worker.py SOCKET IDLE_S` in the environment of a prime-rl checkout (or a cached
 `prime-rl-configs` install), with that schema on PYTHONPATH. It listens on the Unix socket
@@ -134,7 +134,8 @@ def _listen(path: str) -> socket.socket | None:
     return listener
 
 
-def _receive(connection: socket.socket) -> bytes:
+def receive_all(connection: socket.socket) -> bytes:
+    """Everything the other side sends until it ends its half (both sides of the socket use this)."""
     chunks = []
     while chunk := connection.recv(1 << 20):
         chunks.append(chunk)
@@ -167,7 +168,7 @@ def serve(path: str, idle_s: float) -> None:
             with connection:
                 connection.settimeout(None)
                 try:
-                    reply, stop = answer(json.loads(_receive(connection))), False
+                    reply, stop = answer(json.loads(receive_all(connection))), False
                 except LoadError as error:
                     reply, stop = {"load_error": str(error)}, True
                 connection.sendall(json.dumps(reply).encode())
