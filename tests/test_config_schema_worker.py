@@ -7,8 +7,10 @@ by the real worker process over its real socket.
 
 from __future__ import annotations
 
+import datetime
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -145,11 +147,58 @@ def _reads(cmdline: Path, text: str) -> bool:
         return False
 
 
-def test_a_runtime_folder_others_can_enter_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shared = tmp_path / "runtime"
-    (shared / f"rlpilot-{os.getuid()}").mkdir(parents=True, mode=0o777)
+def test_a_runtime_folder_others_can_enter_is_refused(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path_factory.mktemp("shared")  # short enough to be used for a socket
+    (shared / f"rlpilot-{os.getuid()}").mkdir(mode=0o777)
     (shared / f"rlpilot-{os.getuid()}").chmod(0o777)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(shared))
     answers, notes = _check(_schema(tmp_path / "schema"), {"max_steps": 5})
     assert answers == {} and "is not a private folder of yours" in notes[0]
     assert not list((shared / f"rlpilot-{os.getuid()}").iterdir())
+
+
+def test_a_request_that_hangs_stops_its_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(schema_client, "ANSWER_TIMEOUT_S", 2.0)
+    schema = _schema(tmp_path, "import time\ntime.sleep(600)  # a download without network\n")
+    path = schema_client.socket_path(schema.python, schema.source)
+    answers, notes = _check(schema, {"max_steps": 5})
+    assert answers == {} and "gave no answer in 2 s, so it was stopped" in notes[0]
+    assert not path.exists()  # the next check starts a fresh worker instead of queueing behind this one
+
+
+def test_a_module_edited_under_a_warm_worker_is_read_again(tmp_path: Path) -> None:
+    """Also outside prime_rl/ (an environment package, a helper) and with the old mtime kept."""
+    schema = _schema(tmp_path, "from limits import LOWEST\n" + CLASSES.replace("ge=1", "ge=LOWEST"))
+    limits = schema.source / "limits.py"
+    limits.write_text("LOWEST = 1\n")
+    assert _check(schema, {"max_steps": 3})[0]["rl.toml"]["errors"] == []
+    first = _pid(schema)
+    kept = limits.stat()
+    limits.write_text("LOWEST = 50\n")
+    os.utime(limits, ns=(kept.st_atime_ns, kept.st_mtime_ns))
+    answers, notes = _check(schema, {"max_steps": 3})
+    assert notes == [] and answers["rl.toml"]["errors"][0]["loc"] == ["max_steps"]
+    assert _pid(schema) != first
+
+
+def test_toml_dates_reach_upstreams_classes_as_dates(tmp_path: Path) -> None:
+    dated = "import datetime\nimport pathlib\n" + CLASSES + (
+        "    output_dir: pathlib.Path = pathlib.Path('outputs')\n    started: datetime.date | None = None\n")
+    schema = _schema(tmp_path, dated)
+    when = datetime.datetime(1979, 5, 27, 7, 32)
+    answers, _ = _check(schema, {"output_dir": when, "started": when.date()})
+    assert [e["loc"] for e in answers["rl.toml"]["errors"]] == [["output_dir"]]  # a date is no path
+
+
+def test_a_client_that_hangs_up_early_leaves_the_worker_serving(tmp_path: Path) -> None:
+    schema = _schema(tmp_path)
+    _check(schema, {"max_steps": 5})
+    first = _pid(schema)
+    path = schema_client.socket_path(schema.python, schema.source)
+    for sent in (b'[{"path": "x", "ki', b""):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as raw:
+            raw.connect(str(path))
+            raw.sendall(sent)
+    answers, notes = _check(schema, {"max_steps": 0})
+    assert notes == [] and answers["rl.toml"]["errors"] and _pid(schema) == first

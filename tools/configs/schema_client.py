@@ -12,9 +12,11 @@ workspace's environment: only what an interpreter needs to run, and the schema o
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
+import signal
 import socket
 import stat
 import tempfile
@@ -41,7 +43,11 @@ class WorkerError(Exception):
 
 
 def runtime_folder() -> Path:
-    folder = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"rlpilot-{os.getuid()}"
+    # A relative XDG_RUNTIME_DIR is to be ignored (the XDG spec); a long one would not hold a
+    # socket path (108 bytes with the name).
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    base = runtime if runtime.startswith("/") and len(runtime) <= 60 else tempfile.gettempdir()
+    folder = Path(base) / f"rlpilot-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
     info = folder.lstat()
     if stat.S_ISLNK(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
@@ -59,12 +65,13 @@ def socket_path(python: str, source: Path) -> Path:
 
 
 def ask(python: str, source: Path, request: list[dict[str, Any]]) -> Any:
-    """The worker's answer to `request`. A worker that went idle between finding it and asking
-    is started again, once."""
+    """The worker's answer to `request`. A worker that went idle or stale between finding it and
+    asking is started again; one that gives no answer in time is stopped, so the next check
+    starts a fresh one instead of waiting behind it."""
     path = socket_path(python, source)
     env = {key: os.environ[key] for key in PASSED_ON if key in os.environ} | {"PYTHONPATH": str(source)}
-    payload = json.dumps(request, default=str).encode()
-    for _ in range(2):
+    payload = json.dumps(request, default=_to_wire).encode()
+    for _ in range(3):
         with _connected(path, python, env) as connection:
             connection.settimeout(ANSWER_TIMEOUT_S)
             try:
@@ -72,12 +79,38 @@ def ask(python: str, source: Path, request: list[dict[str, Any]]) -> Any:
                 connection.shutdown(socket.SHUT_WR)
                 reply = receive_all(connection)
             except TimeoutError:
-                raise WorkerError(f"the schema worker gave no answer in {ANSWER_TIMEOUT_S:.0f} s") from None
+                _stop(path)
+                raise WorkerError(f"the schema worker gave no answer in {ANSWER_TIMEOUT_S:.0f} s, so it was "
+                                  f"stopped (its log: {path}.log); an import that hangs, such as a download "
+                                  "without network, does this") from None
             except (BrokenPipeError, ConnectionResetError):  # it went idle with this request in its backlog
                 reply = b""
-        if reply:
-            return json.loads(reply)
+        if not reply:
+            continue
+        try:
+            answer = json.loads(reply)
+        except ValueError:  # cut off: the worker died while it answered
+            continue
+        if answer != {"stale": True}:
+            return answer
     raise WorkerError(f"the schema worker ended without an answer; its log is {path}.log")
+
+
+def _to_wire(value: Any) -> Any:
+    """TOML's dates and times, which JSON has no type for, tagged so the worker rebuilds them."""
+    for kind, cls in (("datetime", datetime.datetime), ("date", datetime.date), ("time", datetime.time)):
+        if isinstance(value, cls):
+            return {"__toml__": kind, "value": value.isoformat()}
+    return str(value)
+
+
+def _stop(path: Path) -> None:
+    try:
+        os.kill(int(Path(f"{path}.pid").read_text()), signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
+    path.unlink(missing_ok=True)
+    Path(f"{path}.pid").unlink(missing_ok=True)
 
 
 def _connected(path: Path, python: str, env: dict[str, str]) -> socket.socket:
@@ -99,6 +132,7 @@ def _connected(path: Path, python: str, env: dict[str, str]) -> socket.socket:
 
 def _connect(path: Path) -> socket.socket | None:
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.settimeout(START_TIMEOUT_S)  # a worker whose backlog is full does not accept
     try:
         connection.connect(str(path))
         return connection

@@ -8,8 +8,12 @@ takes milliseconds, so one warm worker serves every check until it goes idle.
 
 A request is a JSON list of `{"path", "kind", "data"}`, sent whole and followed by end of
 input; the answer is one JSON list of `{"path", "errors": [{"loc", "msg"}], "unresolved":
-[...], "skipped"}`, or `{"load_error": "..."}` when the classes cannot be imported (the worker
-then exits, so a fixed checkout is retried). Only the standard library and the schema's own
+[...], "skipped"}`, or `{"load_error": "..."}` when the classes cannot be imported, or
+`{"stale": true}` when a module it has loaded changed on disk since (an edited environment
+package, a schema copied with its old mtimes); after either the worker stops listening and
+exits, so the next request gets a fresh one. TOML dates and times travel as
+`{"__toml__": "date", "value": ISO}`. A connection that breaks, or sends nothing for a minute,
+is dropped; the worker serves on. Only the standard library and the schema's own
 dependencies are used here: rlpilot is not installed in that environment.
 
 Environment packages named in a config (taskset and harness ids) resolve by import; one that is
@@ -20,6 +24,7 @@ the env sources).
 
 from __future__ import annotations
 
+import datetime
 import errno
 import importlib
 import json
@@ -40,6 +45,9 @@ ROOTS = {
     "eval": [("prime_rl.configs.evals", "EvalsConfig")],
 }
 UNRESOLVED: list[str] = []
+CONNECTION_TIMEOUT_S = 60.0
+SEEN: dict[str, tuple[int, int]] = {}  # each loaded module's file: (mtime, size) when it was first seen
+TOML_TIMES = {"datetime": datetime.datetime, "date": datetime.date, "time": datetime.time}
 
 
 class LoadError(Exception):
@@ -88,6 +96,28 @@ def _root(kind: str):
     except Exception as error:  # the classes themselves do not load
         raise LoadError(f"{type(error).__name__}: {error}") from error
     return None
+
+
+def changed_modules() -> list[str]:
+    """Modules whose file differs from when this worker first saw it loaded; notes the new ones."""
+    changed = []
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        try:
+            info = os.stat(path) if path else None
+        except OSError:
+            info = None
+        if info is None:
+            continue
+        now = (info.st_mtime_ns, info.st_size)
+        if SEEN.setdefault(path, now) != now:
+            changed.append(name)
+    return changed
+
+
+def from_wire(value: dict):
+    kind = value.get("__toml__")
+    return TOML_TIMES[kind].fromisoformat(value["value"]) if kind in TOML_TIMES else value
 
 
 def answer(request: list[dict]) -> list[dict]:
@@ -142,6 +172,30 @@ def receive_all(connection: socket.socket) -> bytes:
     return b"".join(chunks)
 
 
+def _serve_one(connection: socket.socket, retire) -> bool:
+    """Answer one request; True when the worker should end after it (it stops listening first,
+    so the client that asks next starts a fresh one)."""
+    connection.settimeout(CONNECTION_TIMEOUT_S)
+    try:
+        request = json.loads(receive_all(connection), object_hook=from_wire)
+        if changed_modules():
+            reply, stop = {"stale": True}, True
+        else:
+            try:
+                reply, stop = answer(request), False
+            except LoadError as error:
+                reply, stop = {"load_error": str(error)}, True
+            changed_modules()  # note what this request loaded (tasksets, plugins)
+        if stop:
+            retire()
+        connection.settimeout(None)
+        connection.sendall(json.dumps(reply).encode())
+        return stop
+    except (OSError, ValueError) as error:  # a client that left, hung up early, or sent half a request
+        print(f"dropped a request: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+        return False
+
+
 def serve(path: str, idle_s: float) -> None:
     listener = _listen(path)
     if listener is None:
@@ -158,6 +212,13 @@ def serve(path: str, idle_s: float) -> None:
         os.dup2(target, fd)
     with open(path + ".pid", "w") as handle:
         handle.write(f"{os.getpid()}\n")
+
+    def retire() -> None:
+        if os.path.exists(path) and os.stat(path).st_ino == inode:  # not a successor's socket
+            os.unlink(path)
+            os.unlink(path + ".pid")
+        listener.close()
+
     listener.settimeout(idle_s)
     try:
         while True:
@@ -166,18 +227,10 @@ def serve(path: str, idle_s: float) -> None:
             except TimeoutError:
                 return
             with connection:
-                connection.settimeout(None)
-                try:
-                    reply, stop = answer(json.loads(receive_all(connection))), False
-                except LoadError as error:
-                    reply, stop = {"load_error": str(error)}, True
-                connection.sendall(json.dumps(reply).encode())
-            if stop:
-                return
+                if _serve_one(connection, retire):
+                    return
     finally:
-        if os.path.exists(path) and os.stat(path).st_ino == inode:  # not a successor's socket
-            os.unlink(path)
-            os.unlink(path + ".pid")
+        retire()
 
 
 if __name__ == "__main__":
