@@ -255,7 +255,9 @@ def write_config(path: Path, old_text: str, new_text: str, workspace: Path) -> P
         if current is not None and current != old_text.encode("utf-8"):
             raise ToolError("config-changed", f"{path} changed while this edit was being prepared; nothing was "
                             "written", "run the command again: it will start from the file as it is now")
-        backup = _backup_dir(path, workspace) / f"{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 10**9:09d}.toml"
+        now = time.time_ns()  # one reading of the clock: two could straddle a second and sort out of order
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(now // 10**9))
+        backup = _backup_dir(path, workspace) / f"{stamp}-{now % 10**9:09d}.toml"
         backup.parent.mkdir(parents=True, exist_ok=True)
         (backup.parent / "origin").write_text(str(real_path(path)) + "\n")
         atomic_write(backup, old_text)
