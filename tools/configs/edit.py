@@ -117,7 +117,7 @@ def _set_keys(path: Path, changes: dict[str, Any], reasons: dict[str, str] | Non
     config = load(path)
     detection = detect_file(config.data, config.path)
     before = check_data(config.data, config.text, detection, installed, config.path).findings
-    doc = parse(config.text, config.path)
+    doc = parse(config)
     deltas, spliced = [], config.text
     for key, value in changes.items():
         parts = split_key(key)

@@ -117,7 +117,7 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     # A component file is migrated as its table of a full config, and stays a component file.
     table = _COMPONENT_TABLES.get(kind)
     variant = installed.variant or Variant.MAIN
-    doc = parse(nest(config.text, table) if table else config.text, config.path)
+    doc = parse(config, nest(config.text, table) if table else None)
     run = _Run(doc, variant)
     for alias in [c for c in schema.CHANGES if c.alias and c.target == source]:
         run.apply(alias)  # old names this era still took: renamed, never dropped

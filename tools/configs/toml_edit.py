@@ -6,7 +6,6 @@ set that tomlkit would re-render in its own order splices the one line instead.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import tomlkit
@@ -15,20 +14,19 @@ from tomlkit.exceptions import ParseError, TOMLKitError
 from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
-from tools.configs.document import invalid_toml, is_table_array, read_data, scan
+from tools.configs.document import Config, invalid_toml, is_table_array, scan
 from tools.errors import BadInput
 
 
-def parse(text: str, path: Path) -> TOMLDocument:
-    """The tomlkit document of a config that `read_data` accepts (tomlkit lets some keys defined
-    twice through; the standard library's parser does not)."""
-    read_data(text, path)
+def parse(config: Config, text: str | None = None) -> TOMLDocument:
+    """The tomlkit document of a config `load` read (or of `text`, a rewrite of its text). Only
+    loaded configs: tomlkit lets some keys defined twice through, the standard library's parser
+    that `load` uses does not."""
+    text = config.text if text is None else text
     try:
         return tomlkit.parse(text)
     except (ParseError, TOMLKitError) as error:
-        raise invalid_toml(path, text, str(error)) from None
-
-
+        raise invalid_toml(config.path, text, str(error)) from None
 
 
 def container_of(doc: TOMLDocument, parts: list[str | int], create: bool = False,
