@@ -98,21 +98,28 @@ def _root(kind: str):
     return None
 
 
+def _module_files() -> dict[str, str]:
+    return {path: name for name, module in list(sys.modules.items()) if (path := getattr(module, "__file__", None))}
+
+
+def _state(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
+
+
 def changed_modules() -> list[str]:
-    """Modules whose file differs from when this worker first saw it loaded; notes the new ones."""
-    changed = []
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        try:
-            info = os.stat(path) if path else None
-        except OSError:
-            info = None
-        if info is None:
-            continue
-        now = (info.st_mtime_ns, info.st_size)
-        if SEEN.setdefault(path, now) != now:
-            changed.append(name)
-    return changed
+    """Modules whose file differs from when this worker first saw it loaded."""
+    return [name for path, name in _module_files().items() if path in SEEN and _state(path) != SEEN[path]]
+
+
+def note_new_modules() -> None:
+    """Remember the files of modules loaded since the last look (a request's tasksets, plugins)."""
+    for path in _module_files():
+        if path not in SEEN and (state := _state(path)) is not None:
+            SEEN[path] = state
 
 
 def from_wire(value: dict):
@@ -185,7 +192,7 @@ def _serve_one(connection: socket.socket, retire) -> bool:
                 reply, stop = answer(request), False
             except LoadError as error:
                 reply, stop = {"load_error": str(error)}, True
-            changed_modules()  # note what this request loaded (tasksets, plugins)
+            note_new_modules()  # what this request loaded is held to its state from now on
         if stop:
             retire()
         connection.settimeout(None)
