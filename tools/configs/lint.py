@@ -209,8 +209,8 @@ def _older_current_spellings(view: ConfigView, found: list[Finding]) -> list[Fin
         return []
     judged = {f.key for f in found}
     on_main = key_findings(replace(view, variant=Variant.MAIN))
-    return [finding("dialect-outdated", f.key, f.message.replace(f"is not a {CURRENT} key", "is prime-rl v0.8.0's "
-                                                                 "spelling, not main's", 1), f.fix)
+    # Main's own finding, whatever its code (renamed, removed, unknown), said as main's view.
+    return [finding("dialect-outdated", f.key, f"{f.key} is prime-rl v0.8.0's spelling; on main: {f.message}", f.fix)
             for f in on_main if f.key not in judged]
 
 
