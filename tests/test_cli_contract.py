@@ -17,32 +17,32 @@ REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "vllm", "verifiers", "openai", "pydantic")
 
 
-def test_help_imports_no_heavy_module():
+def _run_cli_in_process(argv: list[str], watched: tuple[str, ...], cwd: Path | None = None
+                        ) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """Run `rlpilot ARGV` in a fresh interpreter; which of `watched` it imported."""
     code = (
         "import sys, json\n"
-        "sys.argv = ['rlpilot', '--help']\n"
+        f"sys.argv = {['rlpilot', *argv]!r}\n"
         "from agent.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]), file=sys.stderr)\n"
+        f"print(json.dumps([m for m in {watched!r} if m in sys.modules]), file=sys.stderr)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=cwd)
+    return done, json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def test_help_imports_no_heavy_module():
+    done, imported = _run_cli_in_process(["--help"], HEAVY)
+    assert imported == []
     assert "stack" in done.stdout
 
 
 def test_config_check_reads_without_tomlkit_or_a_lock(tmp_path: Path):
     """tomlkit is for edits; a check reads with the standard library (bench/bench_config_check.py)."""
     config = REPO / "configs/training/tiny-arith.toml"
-    code = (
-        "import sys, json\n"
-        f"sys.argv = ['rlpilot', 'config', 'check', {str(config)!r}]\n"
-        "from agent.cli import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(json.dumps([m for m in ('tomlkit', 'filelock') if m in sys.modules]), file=sys.stderr)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    done, imported = _run_cli_in_process(["config", "check", str(config)], ("tomlkit", "filelock"), tmp_path)
     assert "0 errors" in done.stdout, done.stderr
-    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+    assert imported == []
 
 
 @pytest.mark.parametrize("entry", CATALOG, ids=lambda e: e.name)
