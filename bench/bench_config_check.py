@@ -5,7 +5,8 @@ Targets, measured in one run:
 - with a warm schema worker (started by one earlier check, as in a chat or a second CLI call),
   validating 50 files with prime-rl main's own classes in one call takes under 3 s. The cold
   start (importing upstream's classes, verifiers and renderers) is printed beside it.
-Run: `uv run python bench/bench_config_check.py` (needs ../shared/upstream for the second).
+Run: `uv run python bench/bench_config_check.py`; the second needs a prime-rl checkout with a `.venv`
+(RLPILOT_TEST_PRIME_RL, as for the tests that judge by upstream).
 """
 
 from __future__ import annotations
@@ -28,8 +29,7 @@ BIN = Path(sys.executable).parent
 ROUNDS = 5
 CHECK_TARGET, SCHEMA_TARGET_S, FILES = 0.25, 3.0, 50
 CONFIG = ROOT / "configs/training/tiny-arith.toml"
-SHARED = Path(os.environ.get("RLPILOT_SHARED", ROOT.parent / "shared"))
-MAIN_SCHEMA = SHARED / "upstream/prime-rl-configs-main-2026-08-21"
+CHECKOUT = os.environ.get("RLPILOT_TEST_PRIME_RL")
 
 
 def median_seconds(argv: list[str]) -> float:
@@ -51,10 +51,10 @@ def schema_pass_seconds() -> tuple[float, float]:
             path.write_text(CONFIG.read_text())
             paths.append(path)
         started = time.perf_counter()
-        schema_findings(paths[:1], None, None, str(MAIN_SCHEMA), Path(folder))  # starts the worker
+        schema_findings(paths[:1], None, Path(CHECKOUT), None, Path(folder))  # starts the worker
         cold = time.perf_counter() - started
         started = time.perf_counter()
-        found, notes = schema_findings(paths, None, None, str(MAIN_SCHEMA), Path(folder))
+        found, notes = schema_findings(paths, None, Path(CHECKOUT), None, Path(folder))
         assert len(found) == FILES, notes
         return cold, time.perf_counter() - started
 
@@ -70,7 +70,7 @@ def main() -> int:
     print(f"config check {ours * 1000:.0f} ms, prime --help {theirs * 1000:.0f} ms, ratio {ratio:.3f} "
           f"(target <= {CHECK_TARGET})")
     ok = ratio <= CHECK_TARGET
-    if MAIN_SCHEMA.is_dir():
+    if CHECKOUT:
         cold, seconds = schema_pass_seconds()
         print(f"schema pass of {FILES} files in one call: {seconds:.2f} s with a warm worker (target < "
               f"{SCHEMA_TARGET_S} s); a cold worker's first file: {cold:.1f} s")

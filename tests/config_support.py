@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
 import tomllib
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURES, SHARED
 
 from tools.configs.detect import Installed, detect_file
 from tools.configs.document import load
 from tools.configs.lint import CheckResult, check_data
+from tools.configs.upstream import Schema, from_checkout
 from tools.eras import Dialect, Kind
 
 RLPILOT = Path(sys.executable).parent / "rlpilot"
@@ -63,7 +66,83 @@ def check_config(path: Path, dialect: Dialect | str | None = None, installed: In
 
 
 CORPUS = SHARED / "corpus/prime-rl"
-MAIN_CLASSES = SHARED / "upstream/prime-rl-configs-main-2026-08-21/src"
+
+
+def real_checkout(ref: str = "main") -> Path:
+    """A prime-rl checkout (with a `.venv` that imports its config classes) that an environment
+    variable names: RLPILOT_TEST_PRIME_RL for main (at 559b447, the main of the schemas and of the
+    prime-rl-current dialect), RLPILOT_TEST_PRIME_RL_V0_6_0 for v0.6.0.
+    Upstream's code is never kept here, so a test that needs it skips without one."""
+    variable = "RLPILOT_TEST_PRIME_RL" + ("" if ref == "main" else "_" + ref.upper().replace(".", "_"))
+    folder = os.environ.get(variable)
+    if not folder:
+        pytest.skip(f"set {variable} to a prime-rl checkout at {ref} with a .venv that imports its config classes")
+    if isinstance(schema := from_checkout(Path(folder)), str):
+        pytest.fail(f"{variable}: {schema}")
+    return Path(folder)
+
+
+def real_schema(ref: str = "main") -> Schema:
+    schema = from_checkout(real_checkout(ref))
+    assert isinstance(schema, Schema)
+    return schema
+
+
+# A prime-rl checkout's config package, written here: a few classes of main's shape with pydantic's
+# own refusals (extra keys forbidden, a group of at least 1), for the schema pass in CI.
+_STAND_IN_CLASSES = """
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelConfig(Strict):
+    name: str = "Qwen/Qwen3-0.6B"
+
+
+class TrainSourceConfig(Strict):
+    name: str
+    env: dict = {}
+
+
+class TrainConfig(Strict):
+    source: list[TrainSourceConfig] = []
+
+
+class OrchestratorConfig(Strict):
+    batch_size: int = Field(128, ge=1)
+    group_size: int = Field(1, ge=1)
+    train: TrainConfig = TrainConfig()
+
+
+class TrainerConfig(Strict):
+    max_steps: int | None = None
+
+
+class RLConfig(Strict):
+    model: ModelConfig = ModelConfig()
+    orchestrator: OrchestratorConfig = OrchestratorConfig()
+    trainer: TrainerConfig = TrainerConfig()
+"""
+
+
+def stand_in_checkout(folder: Path, venv: bool = True) -> Path:
+    """A prime-rl checkout with its own (small) config classes, whose `.venv` interpreter is this
+    test run's (it has pydantic)."""
+    package = folder / "packages/prime-rl-configs/src/prime_rl/configs"
+    package.mkdir(parents=True)
+    for init in (package.parent / "__init__.py", package / "__init__.py"):
+        init.write_text("")
+    (package / "rl.py").write_text(textwrap.dedent(_STAND_IN_CLASSES).lstrip())
+    (folder / "pyproject.toml").write_text('[project]\nname = "prime-rl"\nversion = "0.9.1.dev0"\n')
+    if venv:
+        python = folder / ".venv/bin/python"
+        python.parent.mkdir(parents=True)
+        python.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+        python.chmod(0o755)
+    return folder
 
 
 def migration_sources() -> list[tuple[Path, Kind]]:

@@ -3,7 +3,8 @@ files, kinds found, false errors (errors of `config check` on a file upstream pu
 as its kind in its own era), and for classic and transition files, migrations to prime-rl-current
 that main's own classes accept, and keys lost.
 
-Run: `uv run python tests/corpus_figures.py` (about a minute; the tests that hold these figures
+Run: `uv run python tests/corpus_figures.py PRIME_RL_CHECKOUT` (a checkout with a `.venv` that imports its
+config classes; about a minute; the tests that hold these figures
 are tests/test_config_corpus.py and tests/test_config_migrate_upstream.py).
 """
 
@@ -16,10 +17,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from config_support import CORPUS, FIXTURES, MAIN_CLASSES, NOTHING, check_config, lost_keys, migration_sources  # noqa: E402
+from config_support import CORPUS, FIXTURES, NOTHING, check_config, lost_keys, migration_sources  # noqa: E402
 
 from tools.configs.migrate import migrate  # noqa: E402
-from tools.configs.upstream import Schema, validate  # noqa: E402
+from tools.configs.upstream import from_checkout, validate  # noqa: E402
 from tools.eras import Dialect, Kind  # noqa: E402
 
 
@@ -27,7 +28,10 @@ def ref_of(path: Path) -> str:
     return path.relative_to(CORPUS).parts[0] if path.is_relative_to(CORPUS) else "hosted-lab"
 
 
-def main() -> None:
+def main(checkout: Path) -> None:
+    judge = from_checkout(checkout)
+    if isinstance(judge, str):
+        sys.exit(judge)
     kinds: dict[str, Counter] = defaultdict(Counter)
     false_errors: Counter = Counter()
     for path in sorted(CORPUS.rglob("*.toml")):
@@ -44,7 +48,7 @@ def main() -> None:
             lost[ref_of(source)] += len(lost_keys(source.read_text(), out.read_text(), moved))
             entries.append((source, kind, tomllib.loads(out.read_text())))
             manual[str(source)] = [step.key for step in result.manual]
-        answers, notes = validate(Schema(sys.executable, MAIN_CLASSES, "prime-rl main"), entries)
+        answers, notes = validate(judge, entries)
     judged: dict[str, Counter] = defaultdict(Counter)
     for source, kind, _ in entries:
         answer = answers.get(str(source), {"errors": ["not judged"]})
@@ -67,4 +71,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) != 2:
+        sys.exit("usage: python tests/corpus_figures.py PRIME_RL_CHECKOUT")
+    main(Path(sys.argv[1]))

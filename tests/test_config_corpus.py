@@ -6,13 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from config_support import CORPUS, check_config
-from conftest import SHARED
+from config_support import CORPUS, check_config, real_checkout
 
 from tools.configs.upstream import schema_findings
 from tools.eras import Dialect, Kind
 
-MAIN_SCHEMA = SHARED / "upstream/prime-rl-configs-main-2026-08-21"
 ERA = {"v0.4.0": Dialect.CLASSIC, "v0.7.0": Dialect.TRANSITION, "v0.8.0": Dialect.CURRENT,
        "main-2026-08-21": Dialect.CURRENT}
 FILES = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.toml")) if CORPUS.is_dir() else []
@@ -62,7 +60,7 @@ def test_mains_own_classes_accept_every_main_file_as_the_kind_rlpilot_found(tmp_
     """The kinds and the 0 errors above agree with upstream: each file of main, judged by main's
     classes as the kind rlpilot detected (an overlay stacked on its base), is accepted."""
     main = [CORPUS / relative for relative in FILES if relative.startswith("main-")]
-    found, notes = schema_findings(main, None, None, str(MAIN_SCHEMA), tmp_path)
+    found, notes = schema_findings(main, None, real_checkout(), None, tmp_path)
     assert len(found) == len(main), notes
     refused = {str(Path(path).relative_to(CORPUS)): {f.key for f in fs} for path, fs in found.items() if fs}
     assert refused == {relative: {key} for relative, key in STALE_UPSTREAM.items()}

@@ -2,25 +2,21 @@
 prime-rl-current, and migrated so that main's own classes accept the result and nothing is lost.
 
 Upstream published no config with these keys (../shared/corpus has none), so the inputs are written
-here from the config classes of their release in ../shared/upstream: v0.4.0 `LossConfig` (ratio
+here from the config classes of their release (prime-rl's source): v0.4.0 `LossConfig` (ratio
 masks), v0.5.0 `DefaultLossConfig` (IPO masks) and `DefaultAdvantageConfig` (GR3 shaping), v0.6.0
 `training_mode`, `[orchestrator.teacher]` and `DefaultAdvantageConfig` (linear length penalty)."""
 
 from __future__ import annotations
 
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
-from config_support import NOTHING, check_config, codes, write
-from conftest import SHARED
+from config_support import NOTHING, check_config, codes, real_schema, write
 
 from tools.configs.migrate import RATIO_ERA_KL_TAU, MigrateResult, migrate
-from tools.configs.upstream import Schema, validate
+from tools.configs.upstream import validate
 from tools.eras import Dialect, Kind
-
-UPSTREAM = SHARED / "upstream"
 
 # What every full config below starts with, and how a classic and a transition file name the environment.
 RUN = """
@@ -315,14 +311,11 @@ def test_no_key_is_lost(tmp_path: Path, name: str) -> None:
 
 @pytest.mark.slow
 def test_upstream_accepts_the_inputs_in_their_era_and_main_accepts_every_migration(tmp_path: Path) -> None:
-    main = UPSTREAM / "prime-rl-configs-main-2026-08-21/src"
-    v060 = UPSTREAM / "prime-rl-configs-v0.6.0/src"
-    if not (main.is_dir() and v060.is_dir()):
-        pytest.skip("../shared/upstream is not here")
+    main, v060 = real_schema(), real_schema("v0.6.0")
     # The v0.6.0 inputs by v0.6.0's own classes (the classic config modules need torch: not runnable here).
     inputs = [(write(tmp_path, INPUTS[name][0], f"{name}.toml"), Kind.RL) for name in ("transition-opd",
                                                                                          "transition-grpo")]
-    answers, notes = validate(Schema(sys.executable, v060, "prime-rl v0.6.0"),
+    answers, notes = validate(v060,
                               [(path, kind, tomllib.loads(path.read_text())) for path, kind in inputs])
     assert notes == [] and len(answers) == len(inputs)
     assert {path: answer["errors"] for path, answer in answers.items() if answer["errors"]} == {}
@@ -333,7 +326,7 @@ def test_upstream_accepts_the_inputs_in_their_era_and_main_accepts_every_migrati
         _, _, text = _migrated(folder, name)
         outputs.append((folder / "out" / ("trainer.toml" if kind == Kind.TRAINER else f"{name}.toml"), kind,
                         tomllib.loads(text)))
-    answers, notes = validate(Schema(sys.executable, main, "prime-rl main"), outputs)
+    answers, notes = validate(main, outputs)
     assert notes == [] and len(answers) == len(outputs)
     assert {path: answer["errors"] for path, answer in answers.items() if answer["errors"]} == {}
     assert codes(check_config(outputs[0][0], Dialect.CURRENT)) == []

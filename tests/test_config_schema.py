@@ -1,29 +1,30 @@
-"""rlpilot's key tables against upstream's schema: the stored graph is what prime-rl's source
-says for every release, and (for main, which loads here) what its loaded classes say."""
+"""rlpilot's key tables against upstream's schema: the stored graph is what prime-rl's published
+JSON Schema says for every release, and (given a real checkout) what its loaded classes say."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import textwrap
 
 import pytest
-from upstream_schema import REFS, STORED, UPSTREAM, walk
+from config_support import real_checkout
+from upstream_schema import REFS, SCHEMAS, STORED, graph
 
 from tools.configs import keytables
 from tools.eras import Dialect, Variant
 
-pytestmark = pytest.mark.skipif(not UPSTREAM.is_dir(), reason="../shared/upstream is not here")
+needs_schemas = pytest.mark.skipif(not SCHEMAS.is_dir(), reason="../shared/prime-rl-schemas is not here")
 
 
+@needs_schemas
 @pytest.mark.parametrize("ref", sorted(REFS))
 def test_the_stored_tables_are_upstreams(ref: str) -> None:
     stored = json.loads(STORED.read_text())[ref]
-    walked = walk(ref)
-    assert stored["roots"] == walked["roots"]
-    differ = sorted(name for name in set(stored["classes"]) | set(walked["classes"])
-                    if stored["classes"].get(name) != walked["classes"].get(name))
+    read = graph(ref)
+    assert stored["roots"] == read["roots"]
+    differ = sorted(name for name in set(stored["classes"]) | set(read["classes"])
+                    if stored["classes"].get(name) != read["classes"].get(name))
     assert not differ, f"{ref}: these classes changed upstream; run `python tests/upstream_schema.py`: {differ}"
 
 
@@ -32,6 +33,8 @@ def test_every_release_of_a_dialect_is_held(tmp_path) -> None:
     assert keytables.releases(Dialect.CURRENT, Variant.V080) == ("v0.8.0",)
     assert keytables.table_at("rl", ("main",), "inference.vllm").open  # vLLM's arguments pass through
     assert "trajectory_strategy" in keytables.table_at("rl", ("v0.4.0",), "orchestrator").keys()
+    # an alias the schema cannot name, read from the release's source
+    assert "rollouts_per_example" in keytables.table_at("rl", ("v0.7.0",), "orchestrator").keys()
 
 
 _LOAD_WALK = textwrap.dedent("""
@@ -72,11 +75,12 @@ _LOAD_WALK = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_the_loaded_main_schema_agrees_with_the_walked_one() -> None:
-    """Loading main's classes (as prime-rl's entrypoints do) gives the same tables as the AST walk."""
-    source = UPSTREAM / REFS["main"][0] / "src"
-    done = subprocess.run([sys.executable, "-c", _LOAD_WALK], capture_output=True, text=True, timeout=600,
-                          env={"PYTHONPATH": str(source), "PATH": ""})
+def test_the_loaded_main_schema_agrees_with_the_stored_one() -> None:
+    """Loading main's classes (as prime-rl's entrypoints do) gives the same tables as its JSON Schema
+    and the aliases read from its source."""
+    checkout = real_checkout()
+    done = subprocess.run([str(checkout / ".venv/bin/python"), "-c", _LOAD_WALK], capture_output=True, text=True,
+                          timeout=600, env={"PYTHONPATH": str(checkout / "packages/prime-rl-configs/src"), "PATH": ""})
     assert done.returncode == 0, done.stderr[-2000:]
     loaded = json.loads(done.stdout.splitlines()[-1])
     checked = 0

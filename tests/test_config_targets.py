@@ -4,19 +4,16 @@ and upstream's own schema as a judge (`--prime-rl`, `--schema`)."""
 from __future__ import annotations
 
 import json
-import shutil
-import sys
+import tomllib
 from pathlib import Path
 
 import pytest
-from config_support import check_config, codes, rlpilot, write
-from conftest import SHARED
+from config_support import check_config, codes, real_checkout, real_schema, rlpilot, stand_in_checkout, write
 
 from tools.configs.detect import Installed
-from tools.configs.upstream import cache_folder, from_checkout, install_argv, key_of, schema_findings
+from tools.configs.upstream import cache_folder, from_checkout, install_argv, key_of, schema_findings, validate
 from tools.eras import Dialect, Kind
 
-MAIN_SCHEMA = SHARED / "upstream/prime-rl-configs-main-2026-08-21"
 CLASSIC = """
     [orchestrator]
     batch_size = 128
@@ -66,10 +63,11 @@ def test_keys_only_prime_train_reads_are_errors_for_a_local_or_slurm_run(tmp_pat
 
 @pytest.mark.slow
 def test_the_hosted_only_keys_are_the_ones_mains_schema_refuses(tmp_path: Path) -> None:
+    main = real_schema()
     path = write(tmp_path, HOSTED_ONLY)
     ours = {f.key for f in check_config(path, target="local").errors}
-    found, notes = schema_findings([path], None, None, str(MAIN_SCHEMA), tmp_path)
-    assert ours == {f.key for f in found[str(path)]}, notes
+    answers, notes = validate(main, [(path, Kind.RL, tomllib.loads(path.read_text()))])
+    assert ours == {".".join(map(str, e["loc"])) for e in answers[str(path)]["errors"]}, notes
 
 
 def test_the_cli_takes_kind_and_target_and_reports_the_kind(tmp_path: Path) -> None:
@@ -138,7 +136,7 @@ def test_an_unloadable_checkout_is_a_note_not_an_error(tmp_path: Path) -> None:
     path = write(tmp_path, CURRENT.format(group=8))
     found, notes = schema_findings([path], None, stand_in, None, tmp_path)
     assert found == {} and "no prime-rl config classes" in notes[0]
-    assert "uv sync" in from_checkout(_checkout(tmp_path / "bare", venv=False))
+    assert "uv sync" in from_checkout(stand_in_checkout(tmp_path / "bare", venv=False))
 
 
 def test_schema_ref_installs_prime_rl_configs_from_git_once_per_ref(tmp_path: Path) -> None:
@@ -156,42 +154,46 @@ def test_upstream_error_locations_become_the_files_keys() -> None:
     assert key_of(["orchestrator", "algo", "grpo", "bogus"], data) == "orchestrator.algo.bogus"
 
 
-def _checkout(folder: Path, venv: bool = True) -> Path:
-    """A stand-in prime-rl checkout made from ../shared/upstream: main's config classes, and a
-    `.venv` interpreter that is this test run's (it has the schema's dependencies)."""
-    (folder / "packages").mkdir(parents=True)
-    shutil.copytree(MAIN_SCHEMA, folder / "packages/prime-rl-configs")
-    (folder / "pyproject.toml").write_text('[project]\nname = "prime-rl"\nversion = "0.8.1.dev3"\n')
-    if venv:
-        python = folder / ".venv/bin/python"
-        python.parent.mkdir(parents=True)
-        python.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
-        python.chmod(0o755)
-    return folder
-
-
 REJECTED = CURRENT.format(group=0)  # upstream wants at least 1 (rlpilot judges only sizes it can reason about)
 
 
+@pytest.fixture(params=["stand-in", "real"])
+def prime_rl_checkout(request, tmp_path: Path) -> Path:
+    """A checkout whose classes judge: the stand-in written here, and prime-rl main where a test
+    run is given one (RLPILOT_TEST_PRIME_RL)."""
+    if request.param == "real":
+        return real_checkout()
+    return stand_in_checkout(tmp_path / "prime-rl")
+
+
 @pytest.mark.slow
-def test_prime_rl_checkout_schema_rejects_with_upstreams_message_and_line(tmp_path: Path) -> None:
-    checkout = _checkout(tmp_path / "prime-rl")
+def test_prime_rl_checkout_schema_rejects_with_upstreams_message_and_line(tmp_path: Path,
+                                                                          prime_rl_checkout: Path) -> None:
     path = write(tmp_path, REJECTED)
-    done = rlpilot("config", "check", str(path), "--prime-rl", str(checkout), "--json", cwd=tmp_path)
+    done = rlpilot("config", "check", str(path), "--prime-rl", str(prime_rl_checkout), "--json", cwd=tmp_path)
     result = json.loads(done.stdout)
     rejected = [f for f in result["findings"] if f["code"] == "schema-rejected"]
     assert done.returncode == 1, done.stderr
     assert [(f["key"], f["line"]) for f in rejected] == [("orchestrator.group_size", 5)]
-    assert "greater than" in rejected[0]["message"] and str(checkout) in rejected[0]["message"]
-    assert any("taskset 'reverse-text'" in note for note in result["notes"])  # not installed: unresolved
+    assert "greater than" in rejected[0]["message"] and str(prime_rl_checkout) in rejected[0]["message"]
+
+
+def test_a_checkout_with_its_own_classes_accepts_a_clean_file_and_names_what_it_refuses(tmp_path: Path) -> None:
+    checkout = stand_in_checkout(tmp_path / "prime-rl")
+    good, bad = write(tmp_path, CURRENT.format(group=8), "good.toml"), write(tmp_path, REJECTED, "bad.toml")
+    typo = write(tmp_path, CURRENT.format(group=8).replace("batch_size", "batch_sise"), "typo.toml")
+    found, notes = schema_findings([good, bad, typo], None, checkout, None, tmp_path)
+    assert (found[str(good)], notes) == ([], [])
+    assert [(f.code, f.key, f.line) for f in found[str(bad)]] == [("schema-rejected", "orchestrator.group_size", 5)]
+    assert [(f.key, f.line) for f in found[str(typo)]] == [("orchestrator.batch_sise", 4)]
 
 
 @pytest.mark.slow
-def test_schema_folder_validates_offline_and_accepts_a_clean_file(tmp_path: Path) -> None:
-    good, bad = write(tmp_path, CURRENT.format(group=8), "good.toml"), write(tmp_path, REJECTED, "bad.toml")
-    found, notes = schema_findings([good, bad], None, None, str(MAIN_SCHEMA), tmp_path)
-    assert found[str(good)] == []
-    assert [(f.code, f.key) for f in found[str(bad)]] == [("schema-rejected", "orchestrator.group_size")]
+def test_mains_classes_leave_an_uninstalled_taskset_unresolved(tmp_path: Path) -> None:
+    path = write(tmp_path, CURRENT.format(group=8))
+    found, notes = schema_findings([path], None, real_checkout(), None, tmp_path)
+    assert found[str(path)] == []
+    assert any("taskset 'reverse-text'" in note for note in notes), notes
 
 
 def test_a_renamed_group_size_is_not_also_reported_unset(tmp_path: Path) -> None:

@@ -1,19 +1,18 @@
-"""prime-rl's config schema of each release, read from ../shared/upstream without importing it.
+"""prime-rl's config keys of each release, read from its published JSON Schemas (shared data).
 
-`walk(ref)` reads the pydantic config classes of one release (an AST walk: the older config
-modules import torch and parts of prime-rl that are not there) and returns the graph that
-`tools/configs/upstream_keys.json` stores: the root class of each config kind, and for each
-class its fields, the classes a field's table may be, whether its keys are free names
-(`dict[str, Model]`), and whether the class is open (extra keys allowed, or defined outside
-prime-rl, like verifiers' `EnvConfig`).
+`../shared/prime-rl-schemas/schemas/prime-rl-REF.schema.json` maps each config kind to the JSON
+Schema pydantic exports for its root class. `graph(ref)` turns one release into the graph that
+`tools/configs/upstream_keys.json` stores: the root class of each kind, and for each class its
+fields, the classes a field's table may be (every member of a union), whether its keys are free
+names (`dict[str, Model]`), and whether the class is open (upstream takes any key there: no
+`additionalProperties: false`).
 
 `python tests/upstream_schema.py` rewrites tools/configs/upstream_keys.json; the test
-tests/test_config_schema.py fails when the stored graph and upstream disagree.
+tests/test_config_schema.py fails when the stored graph and the schemas disagree.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import sys
@@ -21,180 +20,136 @@ from pathlib import Path
 from typing import Any
 
 SHARED = Path(os.environ.get("RLPILOT_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-UPSTREAM = SHARED / "upstream"
+SCHEMAS = SHARED / "prime-rl-schemas/schemas"
 STORED = Path(__file__).resolve().parents[1] / "tools/configs/upstream_keys.json"
-
-_SLIM = {"rl": "configs.rl:RLConfig", "trainer": "configs.trainer:TrainerConfig",
-         "orchestrator": "configs.orchestrator:OrchestratorConfig", "inference": "configs.inference:InferenceConfig",
-         "env-server": "configs.env_server:EnvServerConfig", "sft": "configs.sft:SFTConfig"}
-_OLD = {"rl": "rl:RLConfig", "trainer": "trainer.rl.config:RLTrainerConfig",
-        "orchestrator": "orchestrator.config:OrchestratorConfig", "inference": "inference.config:InferenceConfig",
-        "sft": "trainer.sft.config:SFTTrainerConfig"}
-REFS: dict[str, tuple[str, dict[str, str]]] = {
-    "v0.3.0": ("prime-rl-config-modules-v0.3.0", _OLD),
-    "v0.4.0": ("prime-rl-config-modules-v0.4.0", _OLD),
-    "v0.5.0": ("prime-rl-config-modules-v0.5.0", _SLIM),
-    "v0.6.0": ("prime-rl-configs-v0.6.0", _SLIM),
-    "v0.7.0": ("prime-rl-configs-v0.7.0", _SLIM),
-    "v0.8.0": ("prime-rl-configs-v0.8.0", _SLIM),
-    "main": ("prime-rl-configs-main-2026-08-21", {**_SLIM, "eval": "configs.evals:EvalsConfig"}),
+# rlpilot's release names and the schema files they are read from.
+REFS = {"v0.3.0": "v0.3.0", "v0.4.0": "v0.4.0", "v0.5.0": "v0.5.0", "v0.6.0": "v0.6.0", "v0.7.0": "v0.7.0",
+        "v0.8.0": "v0.8.0", "main": "main-2026-08-21"}
+# Other names a field takes (pydantic's `validation_alias=AliasChoices(...)`): a JSON Schema names
+# only the first, so these are read from each release's config source. {ref: {class: {alias: field}}}
+ALIASES: dict[str, dict[str, dict[str, str]]] = {
+    "v0.3.0": {"OnlineEvalConfig": {"skip_eval_on_restart": "skip_eval_on_resume"}},
+    "v0.4.0": {"OnlineEvalConfig": {"skip_eval_on_restart": "skip_eval_on_resume"}},
+    "v0.5.0": {"EvalConfig": {"skip_eval_on_restart": "skip_eval_on_resume"}},
+    "v0.6.0": {"OrchestratorConfig": {"rollouts_per_example": "group_size", "model": "student",
+                                      "teacher_model": "teacher"},
+               "EvalConfig": {"rollouts_per_example": "group_size"},
+               "EnvConfig": {"timeout_seconds": "timeout"},
+               "TrainEnvConfig": {"rollouts_per_example": "group_size", "timeout_seconds": "timeout"},
+               "EvalEnvConfig": {"rollouts_per_example": "group_size", "timeout_seconds": "timeout"},
+               "TrainSamplingConfig": {"max_tokens": "max_completion_tokens"},
+               "EvalSamplingConfig": {"max_tokens": "max_completion_tokens"}},
+    "v0.7.0": {"OrchestratorConfig": {"rollouts_per_example": "group_size"},
+               "EvalConfig": {"rollouts_per_example": "group_size"},
+               "TrainEnvConfig": {"rollouts_per_example": "group_size"},
+               "EvalEnvConfig": {"rollouts_per_example": "group_size"},
+               "TrainSamplingConfig": {"max_tokens": "max_completion_tokens"},
+               "EvalSamplingConfig": {"max_tokens": "max_completion_tokens"}},
+    "main": {"SingleNodeDeploymentConfig": {"num_eval_gpus": "num_infer_gpus"},
+             "MultiNodeDeploymentConfig": {"num_eval_nodes": "num_infer_nodes"}},
 }
-
-# Names an annotation may use that are values, not tables.
-_SCALARS = {"str", "int", "float", "bool", "bytes", "Path", "Literal", "None", "Any", "datetime", "timedelta",
-            "NonNegativeInt", "PositiveInt", "NonNegativeFloat", "PositiveFloat", "Enum"}
-_WRAPPERS = {"Optional", "Union", "list", "List", "tuple", "Tuple", "set", "Sequence", "SerializeAsAny", "ClassVar"}
-_PYDANTIC_BASES = {"BaseModel", "BaseConfig", "BaseSettings", "PydanticBaseSettings", "StrEnum", "Enum"}
+# The schema files name kinds as Python identifiers; rlpilot's kinds are the CLI's words.
+KIND_NAMES = {"env_server": "env-server"}
 
 
-class _Module:
-    def __init__(self, name: str, path: Path):
-        self.name = name
-        tree = ast.parse(path.read_text())
-        self.classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-        self.imports: dict[str, tuple[str, str]] = {}
-        self.aliases: dict[str, ast.expr] = {}
-        for node in tree.body:
-            if isinstance(node, ast.ImportFrom) and node.module:
-                for alias in node.names:
-                    self.imports[alias.asname or alias.name] = (node.module, alias.name)
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    self.imports[alias.asname or alias.name] = (alias.name, "")
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                self.aliases[node.targets[0].id] = node.value
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-                self.aliases[node.target.id] = node.value
+# verifiers' environment block (the class with a `taskset` or `harness`) is subclassed per
+# environment: prime-rl's loader imports the environment package to narrow it, so its keys are
+# the package's, not the schema's (prime-rl-schemas/README.md). rlpilot leaves it open.
+_NARROWED = {"taskset", "harness"}
 
 
-class _Walker:
-    def __init__(self, src: Path):
-        self.src = src
-        self.modules: dict[str, _Module | None] = {}
+def _ref_name(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+class _Reader:
+    """One kind's schema: each `$defs` entry is a class, the document itself the root class."""
+
+    def __init__(self, document: dict[str, Any]):
+        self.defs = document.get("$defs", {})
         self.classes: dict[str, dict[str, Any]] = {}
 
-    def module(self, name: str) -> _Module | None:
-        if name not in self.modules:
-            base = self.src / Path(*name.split("."))
-            path = base.with_suffix(".py") if base.with_suffix(".py").is_file() else base / "__init__.py"
-            self.modules[name] = _Module(name, path) if name.startswith("prime_rl") and path.is_file() else None
-        return self.modules[name]
+    def walk_class(self, name: str, schema: dict[str, Any]) -> str:
+        if name not in self.classes:
+            entry: dict[str, Any] = {"open": schema.get("additionalProperties", True) is not False
+                                     or bool(_NARROWED & schema.get("properties", {}).keys()), "fields": {}}
+            self.classes[name] = entry
+            for field, field_schema in sorted(schema.get("properties", {}).items()):
+                found = {"tables": set(), "map": False, "open": False}
+                self.tables(field_schema, found)
+                entry["fields"][field] = ({"tables": sorted(found["tables"]), "map": found["map"],
+                                           "open": found["open"]}
+                                          if found["tables"] or found["open"] or found["map"] else None)
+        return name
 
-    def resolve(self, module: _Module, name: str) -> tuple[str, Any]:
-        """("class", id) | ("alias", (module, expr)) | ("external", name) | ("scalar", name)."""
-        if name in module.classes:
-            return "class", f"{module.name}:{name}"
-        if name in module.aliases:
-            return "alias", (module, module.aliases[name])
-        if name in module.imports:
-            source, original = module.imports[name]
-            other = self.module(source)
-            if other is None:
-                known = original in _SCALARS or original in _PYDANTIC_BASES or source in ("typing", "pathlib")
-                return ("scalar" if known else "external"), original or name
-            return self.resolve(other, original)
-        return "scalar", name
-
-    def tables(self, module: _Module, node: ast.expr | None, found: dict[str, Any]) -> None:
-        """Collect the classes an annotation may hold into `found` (tables, map, open)."""
-        if node is None:
+    def tables(self, schema: dict[str, Any], found: dict[str, Any]) -> None:
+        """Collect the classes a value of this schema may be into `found` (tables, map, open)."""
+        if "$ref" in schema:
+            name = _ref_name(schema["$ref"])
+            found["tables"].add(self.walk_class(name, self.defs[name]))
             return
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            self.tables(module, ast.parse(node.value, mode="eval").body, found)
-        elif isinstance(node, ast.BinOp):
-            self.tables(module, node.left, found)
-            self.tables(module, node.right, found)
-        elif isinstance(node, ast.Subscript):
-            head = node.value.id if isinstance(node.value, ast.Name) else getattr(node.value, "attr", "")
-            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            if head == "Literal":
-                return
-            if head == "Annotated":
-                self.tables(module, items[0], found)
-            elif head in ("dict", "Dict", "Mapping"):
-                inner: dict[str, Any] = {"tables": set(), "map": False, "open": False}
-                self.tables(module, items[-1], inner)
-                if inner["tables"] or inner["open"]:
-                    found["map"] = True
-                    found["tables"] |= inner["tables"]
-                    found["open"] |= inner["open"]
-                else:
-                    found["open"] = True  # a free dict of values, e.g. `extra_body`
+        for union in ("anyOf", "oneOf", "allOf"):
+            for member in schema.get(union, []):
+                self.tables(member, found)
+        if schema.get("type") == "array" or "items" in schema or "prefixItems" in schema:
+            for item in [schema.get("items") or {}, *schema.get("prefixItems", [])]:
+                if item:
+                    self.tables(item, found)
+        if schema.get("type") == "object" and "properties" not in schema:
+            values = schema.get("additionalProperties", True)
+            inner = {"tables": set(), "map": False, "open": False}
+            if isinstance(values, dict):
+                self.tables(values, inner)
+            if inner["tables"] or inner["open"]:
+                found["map"] = True
+                found["tables"] |= inner["tables"]
+                found["open"] |= inner["open"]
             else:
-                for item in items:
-                    self.tables(module, item, found)
-        elif isinstance(node, ast.Attribute):
-            found["open"] = True  # `vf.EnvConfig`: a schema that is not prime-rl's
-        elif isinstance(node, ast.Name):
-            kind, what = self.resolve(module, node.id)
-            if kind == "class":
-                found["tables"].add(self.walk_class(what))
-            elif kind == "alias":
-                self.tables(what[0], what[1], found)
-            elif kind == "external":
-                found["open"] = True
-            elif what == "Any" or what in ("dict", "Dict"):
-                found["open"] = True
-
-    def walk_class(self, class_id: str) -> str:
-        if class_id in self.classes:
-            return class_id
-        module_name, _, name = class_id.partition(":")
-        module = self.module(module_name)
-        node = module.classes[name]
-        entry: dict[str, Any] = {"open": False, "fields": {}}
-        self.classes[class_id] = entry
-        for base in node.bases:
-            base_name = base.id if isinstance(base, ast.Name) else None
-            kind, what = self.resolve(module, base_name) if base_name else ("external", "")
-            if kind == "class":
-                parent = self.classes[self.walk_class(what)]
-                entry["open"] |= parent["open"]
-                entry["fields"].update(parent["fields"])
-            elif kind == "external" or (kind == "scalar" and what not in _PYDANTIC_BASES):
-                entry["open"] = True
-        for statement in node.body:
-            if isinstance(statement, ast.Assign) and any(getattr(t, "id", "") == "model_config"
-                                                         for t in statement.targets):
-                if "extra='allow'" in ast.unparse(statement.value).replace('"', "'"):
-                    entry["open"] = True
-            if not isinstance(statement, ast.AnnAssign) or not isinstance(statement.target, ast.Name):
-                continue
-            field = statement.target.id
-            if field == "model_config" or field.startswith("_") or "ClassVar" in ast.unparse(statement.annotation):
-                continue
-            found: dict[str, Any] = {"tables": set(), "map": False, "open": False}
-            self.tables(module, statement.annotation, found)
-            shape = None
-            if found["tables"] or found["open"] or found["map"]:
-                shape = {"tables": sorted(found["tables"]), "map": found["map"], "open": found["open"]}
-            for key in [field, *_aliases(statement)]:
-                entry["fields"][key] = shape
-        return class_id
+                found["open"] = True  # a free dict of values, e.g. `extra_body`
+        elif schema == {} or (not schema.keys() - {"default", "title", "description"}):
+            found["open"] = True  # Any: upstream takes whatever is written here
 
 
-def _aliases(statement: ast.AnnAssign) -> list[str]:
-    """Other names a field accepts: `validation_alias=AliasChoices(...)` or `alias=`."""
-    names: list[str] = []
-    for node in ast.walk(statement):
-        if isinstance(node, ast.keyword) and node.arg in ("alias", "validation_alias"):
-            names += [c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
-    return names
+def graph(ref: str) -> dict[str, Any]:
+    """One release's roots and classes. A class name that means different tables in two kinds
+    (rare: a kind's own `TrainerConfig` and the rl file's) is told apart by its kind."""
+    documents = json.loads((SCHEMAS / f"prime-rl-{REFS[ref]}.schema.json").read_text())
+    roots: dict[str, str] = {}
+    classes: dict[str, dict[str, Any]] = {}
+    for schema_kind, document in sorted(documents.items()):
+        if document is None:
+            continue
+        kind = KIND_NAMES.get(schema_kind, schema_kind)
+        reader = _Reader(document)
+        root = reader.walk_class(document["title"], document)
+        clashes = {name for name, entry in reader.classes.items() if name in classes and classes[name] != entry}
+        while True:  # a class that refers to a told-apart class is told apart too
+            more = {name for name, entry in reader.classes.items() if name in classes and name not in clashes
+                    and any(set(shape["tables"]) & clashes for shape in entry["fields"].values() if shape)}
+            if not more:
+                break
+            clashes |= more
+        rename = {name: f"{name}@{kind}" for name in clashes}
+        for name, entry in reader.classes.items():
+            for shape in entry["fields"].values():
+                if shape:
+                    shape["tables"] = sorted(rename.get(t, t) for t in shape["tables"])
+            classes[rename.get(name, name)] = entry
+        roots[kind] = rename.get(root, root)
+    for name, entry in classes.items():
+        for alias, field in ALIASES.get(ref, {}).get(name.split("@")[0], {}).items():
+            if field in entry["fields"]:
+                entry["fields"].setdefault(alias, entry["fields"][field])
+    return {"roots": dict(sorted(roots.items())), "classes": dict(sorted(classes.items()))}
 
 
-def walk(ref: str) -> dict[str, Any]:
-    folder, roots = REFS[ref]
-    walker = _Walker(UPSTREAM / folder / "src")
-    found_roots = {kind: walker.walk_class("prime_rl." + root) for kind, root in roots.items()}
-    return {"roots": found_roots, "classes": dict(sorted(walker.classes.items()))}
-
-
-def walk_all() -> dict[str, Any]:
-    return {ref: walk(ref) for ref in REFS}
+def graph_all() -> dict[str, Any]:
+    return {ref: graph(ref) for ref in REFS}
 
 
 if __name__ == "__main__":
-    STORED.write_text(json.dumps({"_about": "prime-rl's config classes per release, walked from its source by "
-                                            "tests/upstream_schema.py; do not edit by hand", **walk_all()},
-                                 indent=1, sort_keys=False) + "\n")
+    STORED.write_text(json.dumps({"_about": "prime-rl's config classes per release, read from its JSON "
+                                            "Schemas (shared/prime-rl-schemas) by tests/upstream_schema.py; "
+                                            "do not edit by hand",
+                                  **graph_all()}, indent=1) + "\n")
     print(f"wrote {STORED} ({STORED.stat().st_size} bytes)", file=sys.stderr)

@@ -5,8 +5,8 @@ stays light for `rlpilot stack`):
 - `eras`: the `Dialect` names and which installed versions speak which.
 - `dialects`: the keys of each dialect, every rename and removal between eras, and
   `key_for(dialect, intent)` for the playbook's knobs ("learning_rate", "group_size", ...).
-- `keytables`: prime-rl's own tables and keys of every release (`upstream_keys.json`, walked from
-  upstream's source by tests/upstream_schema.py).
+- `keytables`: prime-rl's own tables and keys of every release (`upstream_keys.json`, read from
+  upstream's published JSON Schemas by tests/upstream_schema.py).
 - `detect`: the kind and dialect of a file (`detect_file`), overlays and their base;
   `Installed` / `installed_stack`.
 - `view`: `ConfigView`, the one view of a parsed config (`get`, `key_for(intent)`, `value_of`).

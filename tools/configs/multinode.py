@@ -5,7 +5,7 @@ then transition and current). Every such release requires a `[slurm]` table, an 
 `num_train_nodes`, inference configured exactly when there are inference nodes, fake trainer data
 when there are none, and `nodes_per_fsdp_group` dividing the training nodes
 (`RLConfig.validate_deployment` and the auto-setup of the parallel dimensions in
-`configs/rl.py` of v0.5.0, v0.6.0, v0.7.0, v0.8.0 and main 2026-08-21, in shared/upstream).
+`configs/rl.py` of v0.5.0, v0.6.0, v0.7.0, v0.8.0 and main 2026-08-21, read in prime-rl's source).
 Where they differ:
 - v0.5.0 (classic) requires `num_infer_nodes`; from v0.6 it may be left out and is taken from
   `[inference.deployment]` (a multi-node inference deployment's `num_nodes`, else 1 with
