@@ -201,3 +201,43 @@ def test_a_renamed_group_size_is_not_also_reported_unset(tmp_path: Path) -> None
     found = {f.key: f.code for f in check_config(path, Dialect.CURRENT).findings}
     assert found["orchestrator.rollouts_per_example"] == "renamed-key"
     assert "group-size-small" not in found.values()
+
+
+# --- files that are no training config ---------------------------------------------------------
+
+VERIFIERS_EVAL = """
+    model = "gpt-4.1-mini"
+    num_rollouts = 3
+    [env]
+    id = "reverse-text"
+    [select]
+    limit = 5
+    [client]
+    base_url = "http://127.0.0.1:8000/v1"
+    """
+GEPA = 'model = "gpt-4.1-mini"\nreflection_model = "gpt-4.1"\nnum_train = 20\n[env]\nid = "reverse-text"\n'
+
+
+def test_our_own_endpoint_registry_is_named_and_passes(tmp_path: Path) -> None:
+    registry = Path(__file__).resolve().parents[1] / "configs/endpoints.toml"
+    done = rlpilot("config", "check", str(registry), "--json", cwd=tmp_path)
+    result = json.loads(done.stdout)
+    assert (done.returncode, result["kind"], result["dialect"], result["findings"]) == (0, "other", None, [])
+    assert "endpoint registry" in result["kind_detected"]
+
+
+@pytest.mark.parametrize(("text", "what"), [(VERIFIERS_EVAL, "verifiers eval config"), (GEPA, "GEPA config")])
+def test_a_verifiers_eval_or_gepa_config_is_no_rl_config(tmp_path: Path, text: str, what: str) -> None:
+    path = write(tmp_path, text, "eval.toml")
+    result = check_config(path)
+    assert (result.kind, result.findings) == (Kind.OTHER, [])
+    done = rlpilot("config", "check", str(path), cwd=tmp_path)
+    assert done.returncode == 0 and what in done.stdout
+    refused = rlpilot("config", "migrate", str(path), "--to", "prime-rl-current", cwd=tmp_path)
+    assert refused.returncode == 2 and "not a training config" in refused.stderr
+    assert not (tmp_path / "eval.prime-rl-current.toml").exists()
+
+
+def test_a_lab_era_config_with_a_model_name_is_still_a_training_config(tmp_path: Path) -> None:
+    lab = write(tmp_path, 'model = "Qwen/Qwen3-0.6B"\nbatch_size = 64\n[[env]]\nid = "reverse-text"\n')
+    assert check_config(lab).kind == Kind.RL

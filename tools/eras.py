@@ -29,6 +29,7 @@ class Kind(StrEnum):
     SFT = "sft"
     EVAL = "eval"
     OVERLAY = "overlay"  # a partial file stacked on another (`uv run rl @ rl.toml @ slurm.toml`)
+    OTHER = "other"  # a TOML that is no training config (an endpoint registry, a verifiers eval or GEPA config)
 
 
 # Where a run goes: Prime's Hosted Training, a prime-rl checkout on this machine, a SLURM cluster.

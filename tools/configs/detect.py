@@ -74,6 +74,30 @@ _PREFIX = {Kind.ORCHESTRATOR: "orchestrator.", Kind.INFERENCE: "inference.", Kin
 BASES = ("rl.toml", "sft.toml")
 
 
+def what_else(data: dict[str, Any]) -> str | None:
+    """What a TOML that is no training config is, told by keys no prime-rl config has; None for a
+    training config. verifiers 0.4's `EvalConfig` (`vf-eval @ FILE`, prime-rl's `uv run eval @
+    FILE`) has a top-level model name with its own counts, client and selection, and a single
+    `[env]` table where a lab-era config has `[[env]]`; its `GEPAConfig` adds a reflection model."""
+    endpoints = data.get("endpoint")
+    if is_table_array(endpoints) and all("endpoint_id" in entry or "url" in entry for entry in endpoints):
+        return "an endpoint registry (`[[endpoint]]` aliases, as in rlpilot's configs/endpoints.toml)"
+    if {"reflection_model", "reflection_client", "gepa"} & data.keys():
+        return "a verifiers GEPA config (`vf-gepa @ FILE`)"
+    if isinstance(data.get("model"), str) and (
+            {"num_rollouts", "num_tasks", "client", "select", "push", "rich"} & data.keys()
+            or isinstance(data.get("env"), dict)):
+        return "a verifiers eval config (`vf-eval @ FILE`, or `uv run eval @ FILE` in prime-rl v0.9 on)"
+    return None
+
+
+def training_config(detection: Detection, path: Path, action: str) -> None:
+    """Refuse to `action` a file that is no training config, saying what it is."""
+    if detection.kind == Kind.OTHER:
+        raise BadInput("not-a-training-config", f"{path} is {detection.kind_evidence}, not a training config: "
+                       f"nothing to {action}", "name a prime-rl or hosted training config (rl.toml, ...)")
+
+
 @dataclass(frozen=True)
 class Detection:
     dialect: Dialect
@@ -175,6 +199,8 @@ def detect_kind(data: dict[str, Any], path: Path | None = None) -> tuple[Kind, s
     kind the file name says, else to a full rl config."""
     # `orch.toml`, what `config migrate` writes beside it (`orch.prime-rl-current.toml`), and a
     # name's last word (`slim_sft.toml`).
+    if (what := what_else(data)) is not None:
+        return Kind.OTHER, what
     stem = path.name.split(".")[0] if path else ""
     named = _NAMED.get(stem)
     if path and named is None and any(_NAMED.get(p.name) == Kind.EVAL for p in path.parents):
@@ -203,6 +229,8 @@ def detect_file(data: dict[str, Any], path: Path, kind: Kind | str | None = None
     base, `uv run rl @ rl.toml @ slurm.toml`) takes the dialect of the stack."""
     if kind:
         kind, kind_evidence = Kind(kind), "given"
+        if kind == Kind.OTHER:
+            kind_evidence = what_else(data) or "given as no training config"
     else:
         kind, kind_evidence = detect_kind(data, path)
         if kind in (Kind.RL, Kind.SFT) and path.name not in BASES and "model" not in data and _base_of(path):
@@ -210,7 +238,9 @@ def detect_file(data: dict[str, Any], path: Path, kind: Kind | str | None = None
     base = _base_of(path) if kind == Kind.OVERLAY else None
     judged = base_kind(base) if kind == Kind.OVERLAY else kind
     stacked = stack(base, data) if base else data
-    if dialect:
+    if kind == Kind.OTHER:  # no era: its keys are verifiers' or rlpilot's, not prime-rl's
+        found = Detection(Dialect(dialect or Dialect.CURRENT), "not a training config", False, judged)
+    elif dialect:
         found = Detection(Dialect(dialect), "given", kind=judged)
     else:
         found = detect_dialect(stacked, judged)

@@ -79,7 +79,7 @@ class CheckInput(BaseModel):
 
 class CheckResult(ToolResult):
     path: str
-    dialect: Dialect
+    dialect: Dialect | None = Field(description="None for a file that is no training config (kind `other`).")
     kind: Kind
     detected: str = Field(description="How the dialect was chosen.")
     kind_detected: str = Field("", description="How the kind was chosen.")
@@ -96,7 +96,8 @@ class CheckResult(ToolResult):
 
     def render(self) -> str:
         on = f" on {self.base}" if self.base else ""
-        lines = [f"{self.path}: {self.kind}{on}, {self.dialect} ({self.detected})"]
+        era = f"{self.dialect} ({self.detected})" if self.dialect else self.kind_detected
+        lines = [f"{self.path}: {self.kind}{on}, {era}"]
         lines += [render_finding(f) for f in self.findings]
         lines += [f"  note: {note}" for note in self.notes]
         lines.append(tally(self.findings))
@@ -135,6 +136,9 @@ def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detecti
         judged = Kind(kind) if kind else Kind.RL
         detection = Detection(Dialect(dialect), "given", kind=judged) if dialect else detect_dialect(data, judged)
     judged = detection.kind
+    if judged == Kind.OTHER:  # its keys are verifiers' or rlpilot's: nothing here judges them
+        return CheckResult(path=str(path), dialect=None, kind=judged, detected=detection.evidence,
+                           kind_detected=detection.kind_evidence, findings=[])
     if detection.kind == Kind.OVERLAY:
         judged = Kind.SFT if detection.base and detection.base.name == "sft.toml" else Kind.RL
     stacked = stack(detection.base, data) if detection.base else data

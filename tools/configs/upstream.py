@@ -129,6 +129,8 @@ def schema_findings(paths: list[Path], detection: Detection | None, checkout: Pa
     for path in paths:
         config = load(path)
         found = detection or detect_file(config.data, config.path)
+        if found.kind == Kind.OTHER:  # no training config: prime-rl has no class for it
+            continue
         kind = base_kind(found.base) if found.kind == Kind.OVERLAY else found.kind
         data = stack(found.base, config.data) if found.base else config.data
         entries.append((config.path, kind, data))
