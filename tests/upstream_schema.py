@@ -26,7 +26,8 @@ STORED = Path(__file__).resolve().parents[1] / "tools/configs/upstream_keys.json
 REFS = {"v0.3.0": "v0.3.0", "v0.4.0": "v0.4.0", "v0.5.0": "v0.5.0", "v0.6.0": "v0.6.0", "v0.7.0": "v0.7.0",
         "v0.8.0": "v0.8.0", "main": "main-2026-08-21"}
 # Other names a field takes (pydantic's `validation_alias=AliasChoices(...)`): a JSON Schema names
-# only the first, so these are read from each release's config source. {ref: {class: {alias: field}}}
+# only the first, so these are read from each release's config source. {ref: {class: {alias: field}}},
+# where `class@kind` is that kind's own class of the name (sft's deployment is not rl's).
 ALIASES: dict[str, dict[str, dict[str, str]]] = {
     "v0.3.0": {"OnlineEvalConfig": {"skip_eval_on_restart": "skip_eval_on_resume"}},
     "v0.4.0": {"OnlineEvalConfig": {"skip_eval_on_restart": "skip_eval_on_resume"}},
@@ -45,8 +46,8 @@ ALIASES: dict[str, dict[str, dict[str, str]]] = {
                "EvalEnvConfig": {"rollouts_per_example": "group_size"},
                "TrainSamplingConfig": {"max_tokens": "max_completion_tokens"},
                "EvalSamplingConfig": {"max_tokens": "max_completion_tokens"}},
-    "main": {"SingleNodeDeploymentConfig": {"num_eval_gpus": "num_infer_gpus"},
-             "MultiNodeDeploymentConfig": {"num_eval_nodes": "num_infer_nodes"}},
+    "main": {"SingleNodeDeploymentConfig@sft": {"num_eval_gpus": "num_infer_gpus"},
+             "MultiNodeDeploymentConfig@sft": {"num_eval_nodes": "num_infer_nodes"}},
 }
 # The schema files name kinds as Python identifiers; rlpilot's kinds are the CLI's words.
 KIND_NAMES = {"env_server": "env-server"}
@@ -122,6 +123,11 @@ def graph(ref: str) -> dict[str, Any]:
         kind = KIND_NAMES.get(schema_kind, schema_kind)
         reader = _Reader(document)
         root = reader.walk_class(document["title"], document)
+        for name, entry in reader.classes.items():
+            aliases = ALIASES.get(ref, {})
+            for alias, field in (aliases.get(f"{name}@{kind}") or aliases.get(name) or {}).items():
+                if field in entry["fields"]:
+                    entry["fields"].setdefault(alias, entry["fields"][field])
         clashes = {name for name, entry in reader.classes.items() if name in classes and classes[name] != entry}
         while True:  # a class that refers to a told-apart class is told apart too
             more = {name for name, entry in reader.classes.items() if name in classes and name not in clashes
@@ -136,10 +142,6 @@ def graph(ref: str) -> dict[str, Any]:
                     shape["tables"] = sorted(rename.get(t, t) for t in shape["tables"])
             classes[rename.get(name, name)] = entry
         roots[kind] = rename.get(root, root)
-    for name, entry in classes.items():
-        for alias, field in ALIASES.get(ref, {}).get(name.split("@")[0], {}).items():
-            if field in entry["fields"]:
-                entry["fields"].setdefault(alias, entry["fields"][field])
     return {"roots": dict(sorted(roots.items())), "classes": dict(sorted(classes.items()))}
 
 
