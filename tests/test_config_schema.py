@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 from config_support import real_checkout
-from upstream_schema import REFS, SCHEMAS, STORED, graph
+from upstream_schema import REFS, SCHEMAS, STORED, V09_REF, graph, graph_v09
 
 from tools.configs import keytables
 from tools.eras import Dialect, Variant
@@ -28,8 +28,18 @@ def test_the_stored_tables_are_upstreams(ref: str) -> None:
     assert not differ, f"{ref}: these classes changed upstream; run `python tests/upstream_schema.py`: {differ}"
 
 
+@needs_schemas
+def test_the_stored_v09_tables_are_mains_with_its_changes() -> None:
+    assert json.loads(STORED.read_text())[V09_REF] == graph_v09()
+    orchestrator = keytables.table_at("rl", (V09_REF,), "orchestrator")
+    assert "group_size" not in orchestrator.keys() and "constant_trainer_batch_size" in orchestrator.keys()
+    assert {"group_size", "algo", "select"} <= keytables.table_at("rl", (V09_REF,), "orchestrator.train").keys()
+    assert "sampler" in keytables.table_at("rl", (V09_REF,), "orchestrator.train.source").keys()
+    assert "type" in keytables.table_at("rl", (V09_REF,), "orchestrator.train.algo").keys()
+
+
 def test_every_release_of_a_dialect_is_held(tmp_path) -> None:
-    assert {r for releases in keytables.RELEASES.values() for r in releases} == set(REFS)
+    assert {r for releases in keytables.RELEASES.values() for r in releases} == {*REFS, V09_REF}
     assert keytables.releases(Dialect.CURRENT, Variant.V080) == ("v0.8.0",)
     assert keytables.table_at("rl", ("main",), "inference.vllm").open  # vLLM's arguments pass through
     assert "trajectory_strategy" in keytables.table_at("rl", ("v0.4.0",), "orchestrator").keys()

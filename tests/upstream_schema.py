@@ -145,8 +145,46 @@ def graph(ref: str) -> dict[str, Any]:
     return {"roots": dict(sorted(roots.items())), "classes": dict(sorted(classes.items()))}
 
 
+# prime-rl v0.9.0 (2026-08-24) and later main, which no schema here covers: main-2026-08-21's
+# classes with the orchestrator's changes, read in upstream's `packages/prime-rl-configs/src/
+# prime_rl/configs/orchestrator.py` of that era (code index, read 2026-12-03; research/prime-rl.md
+# section 7). {class: (fields removed, {field added: its shape})}; a shape is None (a value),
+# "open" (verifiers' own block: `vf.SelectConfig`, `vf.SharedEnvConfig`) or "Class.field" (the
+# shape main gives that field). Applied to every kind's class of the name.
+V09_REF = "v0.9.0"
+V09_CHANGES: dict[str, tuple[tuple[str, ...], dict[str, str | None]]] = {
+    "OrchestratorConfig": (("group_size", "algo", "token_batch_size", "env_server_base_port"),
+                           {"constant_trainer_batch_size": None}),
+    "TrainConfig": (("filter_zero_advantages",),
+                    {"group_size": None, "algo": "OrchestratorConfig.algo", "select": "open", "env": "open"}),
+    "TrainSourceConfig": (("curriculum",), {"sampler": "CurriculumConfig.sampler", "min_abs_advantage": None,
+                                            "select": "open"}),
+    "TrainSamplingConfig": ((), {"top_p": None, "top_k": None}),
+    "EvalConfig": (("num_examples",), {"select": "open", "env": "open"}),
+    "EvalSourceConfig": (("num_examples", "ratio"), {"select": "open"}),
+}
+
+
+def graph_v09() -> dict[str, Any]:
+    main = graph("main")
+    classes = json.loads(json.dumps(main["classes"]))
+    shapes = {f"{name.split('@')[0]}.{field}": shape for name, entry in main["classes"].items()
+              for field, shape in entry["fields"].items()}
+    for name, entry in classes.items():
+        removed, added = V09_CHANGES.get(name.split("@")[0], ((), {}))
+        for field in removed:
+            del entry["fields"][field]
+        for field, shape in added.items():
+            entry["fields"][field] = ({"tables": [], "map": False, "open": True} if shape == "open"
+                                      else shapes[shape] if shape else None)
+        entry["fields"] = dict(sorted(entry["fields"].items()))
+    # its eval entrypoint is a new `uv run eval` config with no schema here: left unjudged
+    roots = {kind: root for kind, root in main["roots"].items() if kind != "eval"}
+    return {"roots": roots, "classes": classes}
+
+
 def graph_all() -> dict[str, Any]:
-    return {ref: graph(ref) for ref in REFS}
+    return {**{ref: graph(ref) for ref in REFS}, V09_REF: graph_v09()}
 
 
 if __name__ == "__main__":

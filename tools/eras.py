@@ -1,7 +1,8 @@
 """The config dialects and which installed versions speak which one.
 
-Facts: shared/research/prime-rl.md section 0 (release dates and eras) and section 4 (`prime
-train` takes prime-rl's own config since the CLI left the lab-era shared-LoRA format).
+Facts: shared/research/prime-rl.md section 0 (release dates and eras), section 4 (`prime
+train` takes prime-rl's own config since the CLI left the lab-era shared-LoRA format) and section 7
+(v0.9.0, cut 2026-08-24, and the main after it).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ class Dialect(StrEnum):
     HOSTED_LAB = "hosted-lab"
     CLASSIC = "prime-rl-classic"  # prime-rl <= v0.5
     TRANSITION = "prime-rl-transition"  # v0.6 - v0.7
-    CURRENT = "prime-rl-current"  # v0.8 and main
+    CURRENT = "prime-rl-current"  # v0.8 and main up to 2026-08-21
+    V09 = "prime-rl-v0.9"  # v0.9.0 (2026-08-24) and later main: group defaults under `orchestrator.train`
 
 
 class Kind(StrEnum):
@@ -74,7 +76,9 @@ def dialect_for_prime_rl(version: str) -> Dialect:
         return Dialect.CLASSIC
     if release < (0, 8):
         return Dialect.TRANSITION
-    return Dialect.CURRENT
+    if release < (0, 9):
+        return Dialect.CURRENT
+    return Dialect.V09
 
 
 def prime_cli_is_native(version: str) -> bool:

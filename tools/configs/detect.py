@@ -52,18 +52,27 @@ _SIGNS: tuple[tuple[Dialect, int, str, str], ...] = (
     (Dialect.TRANSITION, 3, "orchestrator.eval.env:v1", "`[[orchestrator.eval.env]]` with a v1 taskset"),
     (Dialect.TRANSITION, 2, "orchestrator.max_inflight_rollouts", "`orchestrator.max_inflight_rollouts`"),
     (Dialect.TRANSITION, 1, "orchestrator.group_size", "`orchestrator.group_size`"),
-    (Dialect.CURRENT, 3, "orchestrator.train.source:array", "`[[orchestrator.train.source]]`"),
-    (Dialect.CURRENT, 3, "orchestrator.eval.source:array", "`[[orchestrator.eval.source]]`"),
-    (Dialect.CURRENT, 2, "monitors", "`[monitors]`"),
-    (Dialect.CURRENT, 2, "orchestrator.concurrency", "`[orchestrator.concurrency]`"),
-    (Dialect.CURRENT, 2, "inference.vllm", "`[inference.vllm]`"),
+    # main's tables, which v0.9 kept: a sign of both
+    *((dialect, weight, test, what) for dialect in (Dialect.CURRENT, Dialect.V09) for weight, test, what in (
+        (3, "orchestrator.train.source:array", "`[[orchestrator.train.source]]`"),
+        (3, "orchestrator.eval.source:array", "`[[orchestrator.eval.source]]`"),
+        (2, "monitors", "`[monitors]`"),
+        (2, "orchestrator.concurrency", "`[orchestrator.concurrency]`"),
+        (2, "inference.vllm", "`[inference.vllm]`"))),
     (Dialect.CURRENT, 2, "orchestrator.max_inflight_episodes", "`orchestrator.max_inflight_episodes`"),
     (Dialect.CURRENT, 1, "orchestrator.group_size", "`orchestrator.group_size`"),
+    (Dialect.V09, 3, "orchestrator.train.group_size", "`orchestrator.train.group_size`"),
+    (Dialect.V09, 3, "orchestrator.train.algo", "`[orchestrator.train.algo]`"),
+    (Dialect.V09, 3, "orchestrator.constant_trainer_batch_size", "`orchestrator.constant_trainer_batch_size`"),
+    (Dialect.V09, 2, "orchestrator.train.select", "`[orchestrator.train.select]`"),
+    (Dialect.V09, 2, "orchestrator.train.sampling.top_p", "`orchestrator.train.sampling.top_p`"),
+    (Dialect.V09, 2, "orchestrator.train.sampling.top_k", "`orchestrator.train.sampling.top_k`"),
 )
 # A sibling config is only looked at for its keys; one larger than this is data, not an overlay's base.
 SIBLING_LIMIT = 1 << 20
-# On a tie the newer era wins: a newer config keeps more of the older spellings than the reverse.
-_TIE_ORDER = [Dialect.CURRENT, Dialect.TRANSITION, Dialect.CLASSIC, Dialect.HOSTED_LAB]
+# On a tie the newer era wins: a newer config keeps more of the older spellings than the reverse. A
+# file both main and v0.9 take is prime-rl-current: what `prime train` takes, and v0.9 runs it too.
+_TIE_ORDER = [Dialect.CURRENT, Dialect.V09, Dialect.TRANSITION, Dialect.CLASSIC, Dialect.HOSTED_LAB]
 # File names that say the kind, for files whose keys several kinds accept (`max_steps = 5`).
 _NAMED = {"orch": Kind.ORCHESTRATOR, "orchestrator": Kind.ORCHESTRATOR, "infer": Kind.INFERENCE,
           "inference": Kind.INFERENCE, "train": Kind.TRAINER, "trainer": Kind.TRAINER, "sft": Kind.SFT,

@@ -25,10 +25,16 @@ from dataclasses import dataclass
 
 from tools.eras import Dialect, Variant
 
-LAB, CLASSIC, TRANSITION, CURRENT = Dialect.HOSTED_LAB, Dialect.CLASSIC, Dialect.TRANSITION, Dialect.CURRENT
+LAB, CLASSIC, TRANSITION, CURRENT, V09 = (Dialect.HOSTED_LAB, Dialect.CLASSIC, Dialect.TRANSITION, Dialect.CURRENT,
+                                         Dialect.V09)
 
 # Era order along prime-rl's releases; the lab-era format's successor is prime-rl-current.
-RANK = {LAB: 0, CLASSIC: 0, TRANSITION: 1, CURRENT: 2}
+RANK = {LAB: 0, CLASSIC: 0, TRANSITION: 1, CURRENT: 2, V09: 3}
+
+
+def current_or_later(dialect: Dialect) -> bool:
+    """Whether `dialect` has main's tables (sources, monitors, concurrency): prime-rl-current or v0.9."""
+    return dialect in (CURRENT, V09)
 
 
 def _keys(text: str) -> frozenset[str]:
@@ -97,6 +103,10 @@ _NO_CUSTOM_ALGO_HINT = ("a new credit assignment is a named algorithm in prime-r
 # the training mode and the teacher.
 _ALGO_WHY = "`[orchestrator.algo]` replaced `[orchestrator.advantage]`, `training_mode` and `[orchestrator.teacher]` " \
             "(v0.7.0, prime-rl #2746)"
+
+_GROUP_WHY = ("the group's defaults moved under `[orchestrator.train]`, which every source inherits key by key "
+              "(v0.9.0 and later main)")
+_SELECT_WHY = "a source picks its tasks with verifiers' `select` (`limit`, `skip`, `shuffle`, `include`, `exclude`)"
 
 CHANGES: tuple[KeyChange, ...] = (
     # classic -> transition (2026-04 to 2026-06)
@@ -259,6 +269,35 @@ CHANGES: tuple[KeyChange, ...] = (
     KeyChange("orchestrator.post_batch_filters", None, CURRENT, CURRENT,
            "post-batch filters were replaced by curricula and `filter_zero_advantages` (2026-08-18, "
            "prime-rl #3261)", hint=_ZERO_ADV_HINT, variant=Variant.MAIN),
+    # current -> v0.9 (v0.9.0, 2026-08-24, and the main after it; research/prime-rl.md section 7): the
+    # group's defaults moved under `[orchestrator.train]`, which each source inherits key by key
+    KeyChange("orchestrator.group_size", "orchestrator.train.group_size", CURRENT, V09, _GROUP_WHY),
+    KeyChange("orchestrator.algo", "orchestrator.train.algo", CURRENT, V09, _GROUP_WHY),
+    KeyChange("orchestrator.train.source[].curriculum.sampler", "orchestrator.train.source[].sampler", CURRENT, V09,
+              "the task sampler is a source's own `sampler` (`standard` | `difficulty_pool`); the curriculum "
+              "block is gone"),
+    KeyChange("orchestrator.train.source[].curriculum.gates", None, CURRENT, V09,
+              "the curriculum's advantage-range gates are gone",
+              hint="`min_abs_advantage` on a source drops samples whose |advantage| is at most it, and "
+                   "`orchestrator.constant_trainer_batch_size` (on by default) backfills them"),
+    KeyChange("orchestrator.train.source[].curriculum", None, CURRENT, V09, "the curriculum block is gone",
+              hint="a source's `sampler` and `min_abs_advantage`"),
+    KeyChange("orchestrator.train.filter_zero_advantages", None, CURRENT, V09,
+              "`filter_zero_advantages` was removed: zero-advantage samples always leave the loss (2026-09-01, "
+              "prime-rl #3463; #3515 proposes it back)",
+              hint="`orchestrator.constant_trainer_batch_size = true` (the default) backfills what they drop; "
+                   "`false` trains on fewer samples"),
+    KeyChange("orchestrator.eval.num_examples", "orchestrator.eval.select.limit", CURRENT, V09, _SELECT_WHY),
+    KeyChange("orchestrator.eval.source[].num_examples", "orchestrator.eval.source[].select.limit", CURRENT, V09,
+              _SELECT_WHY),
+    KeyChange("orchestrator.eval.source[].ratio", None, CURRENT, V09,
+              "an eval source has no sampling weight: `ratio` is a training source's only", hint="remove it"),
+    KeyChange("orchestrator.token_batch_size", None, CURRENT, V09,
+              "the token budget per step was removed: `batch_size` (samples, default 128) is the batch",
+              hint="set `orchestrator.batch_size`"),
+    KeyChange("orchestrator.env_server_base_port", None, CURRENT, V09,
+              "env servers bind a port the system assigns and publish it to the orchestrator",
+              hint="remove it; an externally managed server is a source's `serve.address`"),
     # hosted-lab -> current: `prime train` 0.18.0 refuses the shared-LoRA format
     KeyChange("model", "model.name", LAB, CURRENT, "the model is `[model] name` in prime-rl configs",
            convert="lab"),
@@ -307,7 +346,7 @@ CHANGES: tuple[KeyChange, ...] = (
            hint="for LoRA with your own prime-rl, set `[trainer.model.lora] rank` and `alpha`", convert="lab"),
 )
 
-INTENTS: dict[str, dict[Dialect, str | None]] = {
+_INTENTS_UP_TO_CURRENT: dict[str, dict[Dialect, str | None]] = {
     "learning_rate": {LAB: "learning_rate", CLASSIC: "trainer.optim.lr", TRANSITION: "trainer.optim.lr",
                       CURRENT: "trainer.optim.lr"},
     "group_size": {LAB: "rollouts_per_example", CLASSIC: "orchestrator.rollouts_per_example",
@@ -339,6 +378,15 @@ INTENTS: dict[str, dict[Dialect, str | None]] = {
     "num_infer_gpus": {LAB: None, CLASSIC: "deployment.num_infer_gpus", TRANSITION: "deployment.num_infer_gpus",
                        CURRENT: "deployment.num_infer_gpus"},
 }
+# v0.9 spells the knobs as main did, but for the group's defaults and filtering (see `CHANGES`): every
+# zero-advantage sample leaves the loss, with no switch to turn that off.
+_V09_SPELLINGS: dict[str, str | None] = {
+    "group_size": "orchestrator.train.group_size",
+    "difficulty_filtering": None,
+}
+INTENTS: dict[str, dict[Dialect, str | None]] = {
+    intent: {**spellings, V09: _V09_SPELLINGS.get(intent, spellings[CURRENT])}
+    for intent, spellings in _INTENTS_UP_TO_CURRENT.items()}
 
 
 # v0.8.0 spells some knobs apart from main inside prime-rl-current (see `CHANGES`, variant MAIN).
@@ -370,6 +418,7 @@ DEFAULTS: dict[Dialect, dict[str, object]] = {
     TRANSITION: _PRIME_RL_DEFAULTS,
     # main's `filter_zero_advantages` is on, and `[orchestrator.concurrency] max_inflight` is 1024.
     CURRENT: {**_PRIME_RL_DEFAULTS, "difficulty_filtering": True, "max_concurrent": 1024},
+    V09: {**_PRIME_RL_DEFAULTS, "difficulty_filtering": True, "max_concurrent": 1024},
 }
 
 
@@ -379,6 +428,7 @@ KEY_TYPES: dict[str, str] = {
     **{key: INT for key in (
         "max_steps", "seq_len", "batch_size", "rollouts_per_example", "max_inflight_rollouts",
         "orchestrator.batch_size", "orchestrator.token_batch_size", "orchestrator.group_size",
+        "orchestrator.train.group_size", "orchestrator.train.sampling.top_k",
         "orchestrator.rollouts_per_example", "orchestrator.seq_len", "orchestrator.max_steps",
         "orchestrator.max_async_level", "orchestrator.max_off_policy_steps", "orchestrator.max_concurrent",
         "orchestrator.workers_per_env", "orchestrator.max_inflight_rollouts", "orchestrator.max_inflight_episodes",
@@ -393,9 +443,11 @@ KEY_TYPES: dict[str, str] = {
         "trainer.optim.lr", "trainer.optim.weight_decay", "sampling.temperature",
         "orchestrator.sampling.temperature", "orchestrator.train.sampling.temperature",
         "orchestrator.buffer.easy_threshold", "orchestrator.buffer.hard_threshold",
+        "orchestrator.train.sampling.top_p",
     )},
     **{key: BOOL for key in (
         "orchestrator.buffer.online_difficulty_filtering", "orchestrator.train.filter_zero_advantages",
+        "orchestrator.constant_trainer_batch_size",
     )},
     **{key: STR for key in ("model.name", "trainer.model.name", "orchestrator.model.name")},
 }

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from tools.configs import dialects as schema
 from tools.configs import keytables
 from tools.configs.detect import Detection, Installed, detect_dialect, detect_file, installed_stack, snake, stack
-from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, LAB_SECTIONS, TRANSITION
+from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, LAB_SECTIONS, TRANSITION, V09, current_or_later
 from tools.configs.document import is_table_array, line_of, load, lookup
 from tools.configs.multinode import multinode_findings
 from tools.configs.view import ConfigView
@@ -225,7 +225,7 @@ def _walk_keys(view: ConfigView, tables: Any, other: Any, table: dict[str, Any],
     if tables is None or tables.open:
         return
     known = tables.keys()
-    if not path and view.dialect == CURRENT and view.kind == Kind.RL:
+    if not path and current_or_later(view.dialect) and view.kind == Kind.RL:
         known = known | schema.PRIME_TRAIN_KEYS
     for written, value in table.items():
         key = snake(written)
@@ -268,9 +268,9 @@ def _rl_path(view: ConfigView, path: str) -> str:
 
 def _applies(change: schema.KeyChange, view: ConfigView) -> bool:
     if change.variant:
-        return view.dialect == CURRENT and view.variant == Variant.MAIN
+        return view.dialect == V09 or (view.dialect == CURRENT and view.variant == Variant.MAIN)
     if change.origin == LAB:
-        return view.dialect == CURRENT and view.kind == Kind.RL
+        return current_or_later(view.dialect) and view.kind == Kind.RL
     return view.prime_rl and schema.RANK[change.origin] < schema.RANK[view.dialect]
 
 
@@ -301,7 +301,7 @@ def _history(view: ConfigView, old: str) -> tuple[list[str], schema.KeyChange | 
         name = names[-1]
         if later.origin == LAB or not (name == later.old or name.startswith(later.old + ".")):
             continue
-        if later.variant and (view.dialect != CURRENT or view.variant == Variant.V080):
+        if later.variant and (not current_or_later(view.dialect) or view.variant == Variant.V080):
             continue
         if schema.RANK[later.target] > schema.RANK[view.dialect]:
             continue
@@ -325,14 +325,31 @@ def _unknown(view: ConfigView, path: str, shown: str, known: frozenset[str]) -> 
         return finding("removed-key", shown, f"{shown} no longer exists in {view.dialect}: {why}",
                        removal.hint or "remove it")
     leaf = path.rsplit(".", 1)[-1]
-    close = difflib.get_close_matches(leaf, sorted(known), n=1, cutoff=0.6)
     section = path.rsplit(".", 1)[0] if "." in path else "the top level"
     what = f"{view.kind} config" if view.kind != Kind.RL else "config"
+    newer = _newer_dialect_of(view, path)
+    if newer:
+        return finding("unknown-key", shown, f"{shown} is a {newer} key; a {view.dialect} {what} has none",
+                       f"remove it, or write the file as {newer} (`rlpilot config migrate --to {newer}`)")
+    close = difflib.get_close_matches(leaf, sorted(known), n=1, cutoff=0.6)
     if close:
         return finding("unknown-key", shown, f"{shown} is not a key of {section} of a {view.dialect} {what}; "
                        f"did you mean `{close[0]}`?", f"rename it to {close[0]}, or remove it")
     return finding("unknown-key", shown, f"{shown} is not a key of {section} of a {view.dialect} {what}",
                    "remove it, or check the dialect and kind with --dialect / --kind")
+
+
+def _newer_dialect_of(view: ConfigView, path: str) -> Dialect | None:
+    """The first later dialect whose tables hold `path` (a key that came after the file's era)."""
+    if not view.prime_rl:
+        return None
+    table, _, leaf = path.rpartition(".")
+    for dialect in sorted((d for d in keytables.RELEASES if schema.RANK[d] > schema.RANK[view.dialect]),
+                          key=schema.RANK.get):
+        tables = keytables.table_at(view.kind, keytables.releases(dialect), table)
+        if tables is not None and not tables.open and leaf in tables.keys():
+            return dialect
+    return None
 
 
 def _wrong_variant(view: ConfigView, path: str, shown: str) -> Finding | None:
@@ -360,7 +377,7 @@ def group_sizes(view: ConfigView) -> tuple[str | None, list[int]]:
         key, value = spelled, view.get(spelled)
     if value is not None:
         return key, [value]
-    entries = view.get(view.spell("orchestrator.train.source" if view.dialect == CURRENT else
+    entries = view.get(view.spell("orchestrator.train.source" if current_or_later(view.dialect) else
                                   "orchestrator.train.env")) or []
     per_env = [e.get("group_size") for e in entries if isinstance(e, dict)]
     if per_env and all(isinstance(g, int) for g in per_env):
@@ -454,6 +471,7 @@ CONCURRENCY_LIMITS = {
     TRANSITION: ["orchestrator.max_inflight_rollouts"],
     CURRENT: ["orchestrator.concurrency.max_inflight", "orchestrator.concurrency.initial_inflight",
               "orchestrator.max_inflight_episodes"],
+    V09: ["orchestrator.concurrency.max_inflight", "orchestrator.concurrency.initial_inflight"],
 }
 
 
@@ -509,6 +527,7 @@ EXCLUSIVE = {
     TRANSITION: [("orchestrator.batch_size", "orchestrator.token_batch_size"),
                  ("orchestrator.token_batch_size", "orchestrator.oversampling_factor")],
     CURRENT: [("orchestrator.batch_size", "orchestrator.token_batch_size")],
+    V09: [],
 }
 _EXCLUSIVE_FLAGS = [("trainer.model.fsdp_cpu_offload", "trainer.model.optim_cpu_offload")]
 
@@ -520,7 +539,7 @@ def validator_findings(view: ConfigView) -> list[Finding]:
     if not view.prime_rl or view.kind != Kind.RL:
         return found
     conflicted = set()
-    if view.dialect in (TRANSITION, CURRENT):
+    if view.dialect in (TRANSITION, CURRENT, V09):
         for shared, copies in SHARED.items():
             for copy in copies:
                 if None not in (view.get(shared), view.get(copy)) and view.get(shared) != view.get(copy):
@@ -575,7 +594,7 @@ def _gpu_findings(view: ConfigView) -> list[Finding]:
 def hosted_only_findings(view: ConfigView, target: Target | None) -> list[Finding]:
     """Keys only `prime train` reads (and strips before the config ships): prime-rl's own `rl`
     refuses them, so a local or SLURM run of the same file fails."""
-    if target not in ("local", "slurm") or view.dialect != CURRENT or view.kind != Kind.RL:
+    if target not in ("local", "slurm") or not current_or_later(view.dialect) or view.kind != Kind.RL:
         return []
     tables = keytables.root(view.kind, keytables.releases(view.dialect, view.variant))
     known = tables.keys() if tables is not None else frozenset()

@@ -27,7 +27,7 @@ from tomlkit.toml_document import TOMLDocument
 from tools.configs import dialects as schema
 from tools.configs import keytables
 from tools.configs.detect import Detection, Installed, detect_file, installed_stack, training_config
-from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, TRANSITION, KeyChange
+from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, TRANSITION, V09, KeyChange
 from tools.configs.document import load, read_text, split_key
 from tools.configs.edit import atomic_write, unified_diff, write_config
 from tools.configs.lint import check_data
@@ -123,16 +123,13 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     for alias in [c for c in schema.CHANGES if c.alias and c.target == source]:
         run.apply(alias)  # old names this era still took: renamed, never dropped
     _snake_case(run, doc, "")
-    if source == CURRENT and (target != CURRENT or variant == Variant.V080):
-        for change in reversed(_changes(CURRENT, CURRENT)):  # the older eras spell it the v0.8.0 way
-            run.invert(change)
-    for origin, destination, forward in _route(source, target):
+    for origin, destination, forward in _route(source, target, variant):
+        if (origin, destination, forward) == (CURRENT, V09, True):
+            _main_requirements(run)  # v0.9 validates all main did
         changes = _changes(origin, destination)
         for change in changes if forward else reversed(changes):
             (run.apply if forward else run.invert)(change)
     if target == CURRENT and variant == Variant.MAIN:
-        for change in _changes(CURRENT, CURRENT):
-            run.apply(change)
         _main_requirements(run)
     out = Path(output) if output else config.path if in_place else beside(config.path, target)
     text = tidy(dumps(doc))
@@ -205,21 +202,37 @@ def tidy(text: str) -> str:
     return "\n".join(out).strip("\n") + "\n"
 
 
-def _route(source: Dialect, target: Dialect) -> list[tuple[Dialect, Dialect, bool]]:
-    """The era boundaries between two dialects, as (origin, destination, forward)."""
-    if source == LAB:
-        if target not in (LAB, CURRENT):
-            raise BadInput("no-migration", f"a {LAB} config migrates only to {CURRENT} (what `prime train` takes)",
-                           f"use --to {CURRENT}")
-        return [(LAB, CURRENT, True)] if target == CURRENT else []
-    if target == LAB:
+# A migration's stops along prime-rl's releases; inside prime-rl-current, v0.8.0's spelling comes
+# before main's (the `variant` changes, origin and target both prime-rl-current).
+_STOPS = ((CLASSIC, None), (TRANSITION, None), (CURRENT, Variant.V080), (CURRENT, Variant.MAIN), (V09, None))
+
+
+def _stop(dialect: Dialect, variant: Variant) -> int:
+    return _STOPS.index((dialect, variant if dialect == CURRENT else None))
+
+
+def _route(source: Dialect, target: Dialect, variant: Variant) -> list[tuple[Dialect, Dialect, bool]]:
+    """The boundaries between two dialects, as (origin, destination, forward). A prime-rl-current
+    file counts as main's spelling going down (older eras spell it the v0.8.0 way) and as v0.8.0's
+    going up (so what main renamed is renamed on the way)."""
+    if target == LAB and source != LAB:
         raise BadInput("no-migration", f"nothing migrates to {LAB}: `prime train` no longer accepts it",
                        f"use --to {CURRENT}")
-    order = [CLASSIC, TRANSITION, CURRENT]
-    a, b = order.index(source), order.index(target)
-    if a <= b:
-        return [(order[i], order[i + 1], True) for i in range(a, b)]
-    return [(order[i - 1], order[i], False) for i in range(a, b, -1)]
+    if source == LAB:
+        if target not in (LAB, CURRENT, V09):
+            raise BadInput("no-migration", f"a {LAB} config migrates only to {CURRENT} (what `prime train` takes) "
+                           f"or {V09}", f"use --to {CURRENT}")
+        if target == LAB:
+            return []
+    end = _stop(target, variant)
+    if source == LAB:
+        start, steps = _stop(CURRENT, Variant.V080), [(LAB, CURRENT, True)]
+    else:
+        going_up = end >= _stop(CURRENT, Variant.MAIN)
+        start, steps = _stop(source, Variant.V080 if going_up else Variant.MAIN), []
+    if start <= end:
+        return steps + [(_STOPS[i][0], _STOPS[i + 1][0], True) for i in range(start, end)]
+    return steps + [(_STOPS[i - 1][0], _STOPS[i][0], False) for i in range(start, end, -1)]
 
 
 def _changes(origin: Dialect, destination: Dialect) -> list[KeyChange]:
@@ -264,10 +277,12 @@ class _Run:
     def move(self, old: str, new: str, why: str) -> None:
         if "[]" in old:
             prefix, _, rest = old.partition("[]")
-            entries = get_item(self.doc, split_key(prefix))
-            for index, entry in enumerate(entries if isinstance(entries, AoT) else []):
-                leaf_old, leaf_new = rest.lstrip("."), new.partition("[]")[2].lstrip(".")
-                if leaf_old in entry and leaf_new not in entry:
+            new_prefix, _, new_rest = new.partition("[]")
+            leaf_old, leaf_new = rest.lstrip("."), new_rest.lstrip(".")
+            for index, entry in enumerate(self.entries(prefix)):
+                if new_prefix != prefix or "." in leaf_old + leaf_new:  # a deeper move, entry by entry
+                    self.move(f"{prefix}[{index}]{rest}", f"{new_prefix}[{index}]{new_rest}", why)
+                elif leaf_old in entry and leaf_new not in entry:
                     value = entry[leaf_old]
                     rename_in_place(entry, leaf_old, leaf_new)
                     self.record(f"{prefix}[{index}].{leaf_old}", why, f"{prefix}[{index}].{leaf_new}", value, value)
@@ -297,7 +312,16 @@ class _Run:
         parts = split_key(dotted)
         container_of(self.doc, parts, create=True, for_table=isinstance(item, Table | AoT))[parts[-1]] = item
 
+    def entries(self, dotted: str) -> list[Any]:
+        entries = get_item(self.doc, split_key(dotted))
+        return list(entries) if isinstance(entries, AoT) else []
+
     def remove(self, dotted: str, why: str, hint: str) -> None:
+        if "[]" in dotted:
+            prefix, _, rest = dotted.partition("[]")
+            for index in range(len(self.entries(prefix))):
+                self.remove(f"{prefix}[{index}]{rest}", why, hint)
+            return
         item = self.pop(dotted)
         if item is not None:
             self.record(dotted, why, before=item, manual=True, suggestion=hint)

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from tools.configs.detect import Installed, detect_file, installed_stack, training_config
-from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION
+from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, V09
 from tools.configs.document import load
 from tools.configs.edit import set_keys
 from tools.configs.lint import (
@@ -197,6 +197,9 @@ def _filtering_on(view: ConfigView) -> str | None:
     sources = view.get("orchestrator.train.source") or []
     if any(isinstance(s, dict) and s.get("curriculum") for s in sources):
         return "orchestrator.train.source"
+    # v0.9 always drops zero-advantage samples; a source's `min_abs_advantage` widens that to near-zero ones
+    if view.dialect == V09 and any(isinstance(s, dict) and s.get("min_abs_advantage") for s in sources):
+        return "orchestrator.train.source"
     return None
 
 
@@ -218,6 +221,15 @@ def _filtering(plan: _Plan) -> None:
                              {"gates": {"zero_advantage": {"type": "advantage_range"}}},
                              why + "; the advantage-range gate asks for replacement work instead of training on "
                              "fewer samples")
+    elif view.dialect == V09:
+        # Zero-advantage samples always leave the loss in v0.9; what is left to choose is whether
+        # the orchestrator backfills them (a constant batch) or trains on fewer samples.
+        if view.get("orchestrator.constant_trainer_batch_size") is False:
+            plan.propose("orchestrator.constant_trainer_batch_size", True, why + "; v0.9 drops them always, and "
+                         "backfilling keeps each step's batch at its size")
+        else:
+            plan.notes.append("prime-rl v0.9 drops zero-advantage samples itself and backfills them "
+                              "(`constant_trainer_batch_size`, on by default): nothing to switch on")
     else:
         plan.notes.append(f"{LAB} configs filter through the platform; migrate to prime-rl-current first")
     oversampling = {CLASSIC: "orchestrator.oversampling_factor", TRANSITION: "orchestrator.oversampling_factor",
@@ -261,11 +273,14 @@ def _thresholds(plan: _Plan, observed: Any) -> None:
         if all_fail:
             plan.propose("orchestrator.buffer.hard_threshold", 0.0, seen + " (examples never solved move to the "
                          "hard pool)")
-    elif plan.view.dialect == CURRENT and plan.view.variant != Variant.V080:
+    elif plan.view.dialect == V09 or (plan.view.dialect == CURRENT and plan.view.variant != Variant.V080):
         for index, source in enumerate(plan.view.get("orchestrator.train.source") or []):
             if isinstance(source, dict):
-                key = f"orchestrator.train.source[{index}].curriculum.sampler.type"
-                if not (source.get("curriculum") or {}).get("sampler"):
+                sampler = source.get("sampler") if plan.view.dialect == V09 else \
+                    (source.get("curriculum") or {}).get("sampler")
+                key = f"orchestrator.train.source[{index}]." + ("sampler.type" if plan.view.dialect == V09 else
+                                                                 "curriculum.sampler.type")
+                if not sampler:
                     plan.propose(key, "difficulty_pool", seen + " (the default pools sample hard <= 0.25 and easy "
                                  "examples at weight 0.2)")
     else:
