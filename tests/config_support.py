@@ -163,6 +163,9 @@ def lost_keys(source_text: str, output_text: str, moved: list[str]) -> list[str]
             out += leaves(value, path) if isinstance(value, dict) and value else [path]
         return out
 
-    return [leaf for leaf in leaves(tomllib.loads(source_text))
-            if leaf.rsplit(".", 1)[-1].replace("-", "_") not in output_text
+    def kept(leaf: str) -> bool:  # as written, or snake_cased as prime-rl's loader reads it
+        name = leaf.rsplit(".", 1)[-1]
+        return name in output_text or name.replace("-", "_") in output_text
+
+    return [leaf for leaf in leaves(tomllib.loads(source_text)) if not kept(leaf)
             and not any(leaf == key or leaf.startswith(key.split("[")[0] + ".") for key in moved)]

@@ -61,8 +61,8 @@ GROUP_FREE_ALGOS = frozenset({"opd", "opsd", "rae", "sft"})
 # The same before `[orchestrator.algo]`: v0.6's `training_mode` and v0.5's loss `type`, whose `sft` is
 # a masked NLL on a teacher's tokens. v0.6's `opd` still weighed advantages (its loss inlines
 # `adv_tau`, prime-rl #2546), so a group of one is as wrong there as in RL.
-GROUP_FREE_SPELLINGS = {"orchestrator.algo.type": GROUP_FREE_ALGOS, "orchestrator.training_mode": {"sft"},
-                        "trainer.loss.type": {"sft"}}
+GROUP_FREE_SPELLINGS = {"orchestrator.algo.type": GROUP_FREE_ALGOS, "orchestrator.train.algo.type": GROUP_FREE_ALGOS,
+                        "orchestrator.training_mode": {"sft"}, "trainer.loss.type": {"sft"}}
 
 
 class CheckInput(BaseModel):
