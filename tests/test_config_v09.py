@@ -227,3 +227,11 @@ def test_mains_classes_accept_each_round_trip_through_v09(tmp_path: Path) -> Non
     answers, notes = validate(main, entries)
     assert len(answers) == len(MAIN_RL), notes
     assert {path: answer["errors"] for path, answer in answers.items() if answer["errors"]} == {}
+
+
+def test_hosted_training_and_a_v08_checkout_refuse_v09s_keys(tmp_path: Path) -> None:
+    path = write(tmp_path, V09)
+    hosted = check_config(path, target="hosted").errors
+    assert [f.code for f in hosted] == ["dialect-outdated"] and "--to prime-rl-current" in hosted[0].fix
+    older = Installed(prime_rl_version="0.8.0", prime_rl_path=str(tmp_path))
+    assert [f.severity for f in check_config(path, installed=older).findings] == ["info"]

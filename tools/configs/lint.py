@@ -621,11 +621,14 @@ def outdated_findings(view: ConfigView, installed: Installed, path: Path, target
             newer = expected == CURRENT
         else:
             newer = expected != LAB and schema.RANK[expected] > schema.RANK[view.dialect]
-        if newer:
-            problem = finding("dialect-outdated", None, f"this config is {view.dialect}, but {source} expects "
-                              f"{expected}", f"rlpilot config migrate {path} --to {expected}")
+        # v0.9's keys are refused where only prime-rl-current is read (`prime train`, a v0.8 checkout)
+        ahead = view.dialect == V09 and expected == CURRENT
+        if newer or ahead:
+            problem = finding("dialect-outdated", None, f"this config is {view.dialect}, but {source} "
+                              f"{'reads only' if ahead else 'expects'} {expected}",
+                              f"rlpilot config migrate {path} --to {expected}")
             if target:
                 problem.severity = "error"
-                problem.message += f"; a {target} run refuses it"
+                problem.message += f"; a {target} run refuses " + ("its v0.9 keys" if ahead else "it")
             found.append(problem)
     return found
