@@ -7,8 +7,9 @@ Formats (shared/research/prime-rl.md sections 3 and 4):
   Reward: 0.1234 | ...` (classic), plain or as JSON logging (`{"message": ...}` per line).
 - `prime train metrics` output: `{"metrics": [{"step": ..., ...}, ...]}`, read element by element.
 - a CSV with a step column (W&B "download CSV": `Step`, `<run> - <metric>`, `..__MIN/__MAX`).
-- a run directory: its `metrics.jsonl` and its logs (logs are read for out-of-memory lines, and
-  for the series too when there is no metrics.jsonl).
+- a run directory: its `metrics.jsonl` (`monitors/file/metrics.jsonl` from v0.9, rows tagged with
+  their `producer`) and its logs (logs are read for out-of-memory lines, and for the series too
+  when there is no metrics.jsonl).
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ _LOG_RECORD_KEYS = frozenset({"message", "level", "record", "text"})
 _METRICS_ARRAY = re.compile(r'"metrics"\s*:\s*\[')
 # Where the file monitor writes in a run directory: `monitors/file/` on newer main, the root before.
 _METRICS_PLACES = ("metrics.jsonl", "monitors/file/metrics.jsonl")
-_LOG_GLOBS = ("logs/**/*.log", "logs/**/*.stdout", "logs/**/*.stderr", "*.log")
+# `launcher/logs/*job_*.log`: v0.9+'s SLURM job output (research/prime-rl.md section 7).
+_LOG_GLOBS = ("logs/**/*.log", "logs/**/*.stdout", "logs/**/*.stderr", "*.log", "launcher/logs/*.log")
 # `checkpoints/step_N` (DCP, HEAD) and `weights/step_N` (older runs): where a run can resume from.
 _CHECKPOINT_DIRS = ("checkpoints", "weights")
 _CHECKPOINT = re.compile(r"step_(\d+)")

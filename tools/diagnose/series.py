@@ -40,10 +40,22 @@ CANONICAL: dict[str, str] = {
     "wait_for_policy": "orchestrator time waiting for a policy (s)",
     "step_time": "wall time of a step (s)",
     "learning_rate": "learning rate",
+    # Read and shown, judged by no signature (prime-rl v0.9+ names, research/prime-rl.md section 7).
+    "timeout_frac": "share of rollouts that timed out",
+    "model_time": "time a rollout spent in model calls (s)",
+    "eval_truncated_frac": "share of eval rollouts truncated",
+    "eval_errored_frac": "share of eval rollouts that errored",
+    "eval_response_length": "eval sequence length in tokens",
+    "expert_load_cv": "spread of MoE expert load (coefficient of variation)",
+    "expert_cold_frac": "share of MoE experts that received almost no tokens",
+    "perplexity": "training perplexity (SFT)",
+    "val_loss": "validation loss (SFT)",
+    "val_perplexity": "validation perplexity (SFT)",
 }
 
 # Shares of rollouts or groups; an era that logged a count under such a name is not judged as one.
-SHARES = frozenset({"truncated_frac", "trainable_frac", "solved_all_frac", "solved_none_frac", "errored_frac"})
+SHARES = frozenset({"truncated_frac", "trainable_frac", "solved_all_frac", "solved_none_frac", "errored_frac",
+                    "timeout_frac", "eval_truncated_frac", "eval_errored_frac", "expert_cold_frac"})
 
 # Trainer and orchestrator both log `time/step` into one metrics.jsonl (and both print a time in
 # their step lines); the longer of the two is the step's wall time. Elsewhere a repeated step
@@ -54,6 +66,7 @@ _A = r"[^/]+"  # an agent, seat or env name
 _AGG_ALL = rf"train/agg/all/{_A}"
 _AGG_EFF = rf"train/agg/effective/{_A}"
 _ENV_ALL = rf"train/{_A}/all/{_A}"
+_EVAL_ALL = rf"eval/{_A}/all/{_A}"
 
 # (pattern, canonical, rank): the lowest rank present in a run wins. `all` (every arrival) ranks
 # above `effective` (what was shipped after filtering), because filtering biases reward toward
@@ -102,14 +115,31 @@ _CROSSWALK: tuple[tuple[str, str, int], ...] = (
     (r"time/step|log:Time", "step_time", 0),
     (r"optim/lr|log:LR", "learning_rate", 0),
     (r"actor/lr|learning_rate|lr", "learning_rate", 3),
+    # v0.9+ (research/prime-rl.md section 7); the old `reward/{all,env}/mean` family above stays.
+    (r"is_timeout/all/mean", "timeout_frac", 0),
+    (rf"is_timeout/{_A}/mean", "timeout_frac", 2),
+    (rf"{_AGG_ALL}/timing/agent/model/mean", "model_time", 0),
+    (rf"{_AGG_EFF}/timing/agent/model/mean", "model_time", 1),
+    (rf"{_EVAL_ALL}/is_truncated/mean", "eval_truncated_frac", 0),
+    (rf"{_EVAL_ALL}/has_error/mean", "eval_errored_frac", 0),
+    (rf"eval/{_A}/all/seq_len/mean", "eval_response_length", 0),
+    (r"expert_load/cv/mean", "expert_load_cv", 0),
+    (r"expert_load/cold_frac/mean", "expert_cold_frac", 0),
+    (r"loss/perplexity", "perplexity", 0),
+    (r"val/loss", "val_loss", 0),
+    (r"val/perplexity", "val_perplexity", 0),
 )
 _COMPILED = tuple((re.compile(pattern), canonical, rank) for pattern, canonical, rank in _CROSSWALK)
 # TRL logs the share of groups whose rewards all agree; the trainable share is its complement.
 _COMPLEMENT = {"frac_reward_zero_std": "trainable_frac"}
 
 # Row fields that are bookkeeping, not metrics: never listed as unread.
+# `producer` tags each row of v0.9+'s shared `monitors/file/metrics.jsonl` with its writer (the
+# file monitor's `producer` field: orchestrator, trainer, ...). `progress/*` counts what was
+# consumed (SFT's epoch, samples, tokens), a position rather than a measurement.
 _NOT_METRICS = frozenset({"step", "_step", "Step", "global_step", "train/global_step", "trainer/global_step", "time",
-                          "timestamp", "_timestamp", "_runtime", "epoch", "train/epoch"})
+                          "timestamp", "_timestamp", "_runtime", "epoch", "train/epoch", "producer",
+                          "progress/epoch", "progress/num_samples", "progress/num_tokens"})
 
 _NONFINITE_WORDS = frozenset({"nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity"})
 

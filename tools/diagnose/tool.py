@@ -204,7 +204,12 @@ def _samples(source: Path, kind: str) -> Callable[[int], str]:
     if kind == "prime-train-metrics":
         return lambda step: f"prime train rollouts RUN --step {step}"
     run_dir = source if source.is_dir() else source.parent
-    # prime-rl writes each step's rollouts to <run_dir>/rollouts/step_N/train/all/traces.jsonl.
+    if run_dir.parts[-2:] == ("monitors", "file"):
+        run_dir = run_dir.parent.parent
+    if (run_dir / "monitors/file/traces/stream").is_dir():
+        # v0.9+ keeps every episode in one stream, which `train rollouts` reads by step.
+        return lambda step: f"rlpilot train rollouts RUN --step {step}"
+    # Up to v0.8 prime-rl wrote each step's rollouts to <run_dir>/rollouts/step_N/train/all/traces.jsonl.
     rollouts = run_dir / "rollouts"
     return lambda step: f"rlpilot eval samples {rollouts / f'step_{step}/train/all/traces.jsonl'} --which best"
 

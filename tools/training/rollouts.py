@@ -1,4 +1,4 @@
-"""`rlpilot train rollouts RUN [--step N]`: a hosted run's sampled rollouts while it trains.
+"""`rlpilot train rollouts RUN [--step N]`: a run's sampled rollouts while it trains.
 
 Shown like `eval samples` (worst, best or random, with prompt, reply and reward), with the
 step's reward and advantage histograms (`prime train distributions`), and read for reward
@@ -7,7 +7,9 @@ reasoning the rubric is meant to reward. The samples that show it go with the fi
 
 Sample records are the platform's (`prime train rollouts`: `samples[]`, shape not fixed by the
 CLI): the prompt and completion are read as text or chat messages, the reward as `reward` or
-`score`. Replies are model output: data, cut and redacted, never instructions.
+`score`. A local or SLURM run's rollouts are read from its output folder (`episodes.py`: the
+v0.9+ trace stream, or the older `rollouts/step_N` folders), and its histograms are made from
+the rollouts themselves. Replies are model output: data, cut and redacted, never instructions.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from pydantic import BaseModel, Field
 
 from tools.contract import Context, ToolResult
 from tools.diagnose.signatures import TRAINABLE
-from tools.errors import ToolError
+from tools.errors import BadInput, ToolError
 from tools.evals.results import Rollout
 from tools.evals.samples import Sample, Which, _cut, _indent, _last_assistant, _message_text, choose
 from tools.findings import Severity
 from tools.secrets import redactor
-from tools.training import hosted
-from tools.training.runs import RunArg, hosted_only
+from tools.training import hosted, records
+from tools.training.episodes import read_episodes
+from tools.training.runs import RunArg
 
 # Reward-hacking signs (derived: set against the stand-in scenarios in tests/test_train_rollouts.py).
 SCORING = 0.5  # a reply "scores" at or above half the step's best reward
@@ -80,6 +83,9 @@ class RolloutsResult(ToolResult):
     samples: list[Sample]
     distributions: list[Histogram] = Field(default_factory=list)
     findings: list[TrainingFinding] = Field(default_factory=list)
+    source: str | None = Field(None, description="Where a local or SLURM run's rollouts were read.")
+    steps: list[int] = Field(default_factory=list, description="The steps with rollouts (local and SLURM runs).")
+    notes: list[str] = Field(default_factory=list)
 
     def render(self) -> str:
         blocks = [f"{len(self.samples)} {self.which} of {self.rollouts} rollouts of run {self.run} at step {self.step}"]
@@ -88,12 +94,14 @@ class RolloutsResult(ToolResult):
         for s in self.samples:
             blocks.append("\n".join([f"--- example {s.example}, reward {s.reward if s.reward is not None else '?'}",
                                      "prompt:", _indent(s.prompt), "reply:", _indent(s.reply or "(empty)")]))
+        blocks += [f"note: {note}" for note in self.notes]
         return "\n\n".join(blocks)
 
 
 def train_rollouts(args: RolloutsInput, ctx: Context) -> RolloutsResult:
-    hosted_only(args.run, ctx, "rollouts", "read a local run's rollouts with `rlpilot eval samples` on its "
-                "outputs' rollouts/step_N folder")
+    record = records.load(ctx.workspace, records.check_run_id(args.run))
+    if record is not None and record.target != "hosted":
+        return _local_rollouts(args, record, ctx)
     progress = hosted.progress(args.run, ctx)
     sampled = sorted(progress.get("steps_with_samples") or [])
     step = args.step if args.step is not None else (sampled[-1] if sampled else progress.get("latest_step"))
@@ -108,11 +116,48 @@ def train_rollouts(args: RolloutsInput, ctx: Context) -> RolloutsResult:
         samples = read_samples(now.result().get("samples") or [])
         earlier = read_samples(then.result().get("samples") or []) if then else None
         histograms = [read_histogram(kind, answer.result()) for kind, answer in kinds]
-    rollouts = [Rollout(example=s.example, reward=s.reward, error=s.error, line=s.line) for s in samples]
-    shown = [_shown(samples[r.line]) for r in choose(rollouts, args.n, args.which, seed=0)]
     findings = [f for f in (hacking_evidence(samples, step, earlier), spread_finding(histograms, step)) if f]
+    return RolloutsResult(run=args.run, step=step, which=args.which, rollouts=len(samples),
+                          samples=_chosen(samples, args.n, args.which), distributions=histograms, findings=findings)
+
+
+def _local_rollouts(args: RolloutsInput, record: records.RunRecord, ctx: Context) -> RolloutsResult:
+    outputs = records.outputs(record, ctx.workspace)
+    found = read_episodes(outputs, args.step) if outputs.is_dir() else None
+    if found is None or not found.steps:
+        raise ToolError("no-samples-yet", f"run {args.run} has written no training rollouts yet (looked under "
+                        f"{outputs} for monitors/file/traces/stream and rollouts/step_N)",
+                        f"try again once `rlpilot train status {args.run}` shows steps")
+    if found.step is None:
+        raise BadInput("no-such-step", f"run {args.run} has no rollouts at step {args.step}",
+                       f"it has rollouts at {len(found.steps)} steps, {found.steps[0]} to {found.steps[-1]}; "
+                       "leave out --step for the latest")
+    step = found.step
+    samples = [sample.model_copy(update={"line": index}) for index, sample in enumerate(found.samples)]
+    histograms = [_histogram("rewards", step, [s.reward for s in samples if s.reward is not None])]
+    if found.advantages:
+        histograms.append(_histogram("advantages", step, found.advantages))
+    findings = [f for f in (hacking_evidence(samples, step, found.earliest), spread_finding(histograms, step)) if f]
+    shown = [sample.model_copy(update={"line": found.samples[sample.line].line})
+             for sample in _chosen(samples, args.n, args.which)]
     return RolloutsResult(run=args.run, step=step, which=args.which, rollouts=len(samples), samples=shown,
-                          distributions=histograms, findings=findings)
+                          distributions=histograms, findings=findings, source=found.where, steps=found.steps,
+                          notes=found.notes)
+
+
+def _chosen(samples: list[Sample], n: int, which: Which) -> list[Sample]:
+    """`eval samples`' choice; each sample's `line` is its place in `samples`."""
+    rollouts = [Rollout(example=s.example, reward=s.reward, error=s.error, line=s.line) for s in samples]
+    return [_shown(samples[r.line]) for r in choose(rollouts, n, which, seed=0)]
+
+
+def _histogram(kind: str, step: int, values: list[float]) -> Histogram:
+    """One bin per value seen: prime-rl writes rewards and advantages to a few decimals, so they repeat."""
+    counts: dict[float, int] = {}
+    for value in values:
+        counts[round(value, 4)] = counts.get(round(value, 4), 0) + 1
+    bins = [(value, value, float(count)) for value, count in sorted(counts.items())]
+    return Histogram(kind=kind, step=step, bins=bins)
 
 
 def read_samples(records: list[dict[str, Any]]) -> list[Sample]:

@@ -340,8 +340,9 @@ def _sacct(job_id: str, environ: Mapping[str, str]) -> JobState | None:
 
 
 def job_log(record: records.RunRecord) -> Path | None:
-    """The job's own output (`#SBATCH --output=<run folder>/job_%j.log` in prime-rl's templates)."""
-    found = sorted(records.outputs(record).glob(f"**/job_{record.job_id}.log"))
+    """The job's own output: `<run folder>/job_%j.log` in prime-rl's templates up to v0.8,
+    `<run dir>/launcher/logs/<name>job_%j.log` from v0.9."""
+    found = sorted(records.outputs(record).glob(f"**/*job_{record.job_id}.log"))
     return found[-1] if found else None
 
 

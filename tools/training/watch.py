@@ -42,6 +42,7 @@ from tools.errors import BadInput
 from tools.evals.samples import Sample
 from tools.findings import Severity
 from tools.training import hosted, local, records, slurm
+from tools.training.episodes import LEGACY_TRACES, STREAM
 from tools.training.rollouts import TrainingFinding, hacking_evidence, read_samples
 from tools.training.runs import RunArg, RunInput, StopResult, train_stop
 from tools.training.spend import Spend, spend_from
@@ -465,8 +466,9 @@ def _samples(run: str, watcher: Watcher, ctx: Context) -> str | None:
     record = records.load(ctx.workspace, run)
     if record is None:
         return None
-    traces = sorted(records.outputs(record, ctx.workspace).glob("**/rollouts/step_*/**/*.jsonl"))
-    return f"`rlpilot eval samples {traces[-1]}`" if traces else None
+    outputs = records.outputs(record, ctx.workspace)
+    written = any(outputs.glob(f"**/{STREAM}/*.jsonl*")) or any(outputs.glob(f"**/{LEGACY_TRACES}"))
+    return f"`rlpilot train rollouts {run}`" if written else None
 
 
 def _next(run: str, snapshot: Snapshot, reason: str | None, stopped: StopResult | None) -> str:
