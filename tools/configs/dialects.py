@@ -80,10 +80,11 @@ class KeyChange:
 
 # What replaces every removed async-level knob.
 _STALENESS_HINT = "bound staleness with `orchestrator.max_off_policy_steps` (default 8)"
-_ZERO_ADV_HINT = ("on main, `orchestrator.train.filter_zero_advantages` (on by default) drops zero-advantage "
-                  "samples, and a per-source `curriculum.gates.<name>.type = \"advantage_range\"` rejects flat "
-                  "groups and requests replacements; `curriculum.sampler.type = \"difficulty_pool\"` replaces "
-                  "easy/hard pools")
+_ZERO_ADV_HINT = ("on main up to 2026-08-21, `orchestrator.train.filter_zero_advantages` (on by default) drops "
+                  "zero-advantage samples, and a per-source `curriculum.gates.<name>.type = \"advantage_range\"` "
+                  "rejects flat groups and requests replacements; `curriculum.sampler.type = \"difficulty_pool\"` "
+                  "replaces easy/hard pools. v0.9 drops them always and backfills the batch "
+                  "(`orchestrator.constant_trainer_batch_size`), with a source's `sampler` and `min_abs_advantage`")
 
 # The loss and algorithm area. The importance-ratio masks of v0.3/v0.4 were cut when IPO became the
 # default loss (2026-03-02, prime-rl #1930, research/rl-stability.md section 8).
