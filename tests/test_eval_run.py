@@ -15,7 +15,7 @@ from tools.contract import Context
 from tools.errors import BadInput, ToolError
 from tools.evals.endpoints import find_alias
 from tools.evals.run import EvalRunInput, Target, eval_run, plan_command, resolve_target
-from tools.installed import Package
+from tools.installed import Package, PrimeRL
 from tools.stack import StackInput, stack_info
 
 NAME = "tiny-arith--stub--20260101-000000-abcd"
@@ -56,6 +56,36 @@ def test_vf_eval_sets_every_costly_default_explicitly(stack, tmp_path):
         "--env.agent.runtime.type", "subprocess", "--run.name", NAME, "--output-dir", "outputs", "--no-rich"]
     assert made.run_dir == tmp_path / "outputs" / NAME
     assert plan(stack, tmp_path, upload=False).argv[-1] == "--no-push"
+
+
+def test_a_prime_rl_09_checkout_runs_uv_run_eval_with_every_costly_default_explicit(stack, tmp_path):
+    checkout = PrimeRL(path=str(tmp_path / "prime-rl"), version="0.9.1", dialect="prime-rl-v0.9", found_by="test")
+    v09 = stack.model_copy(update={"verifiers": None, "prime_rl": checkout, "uv": Package(version="0.9", path="uv"),
+                                   "logged_in": True})
+    args = EvalRunInput(env="tiny-arith", model="stub")
+    target = Target("stub", "http://127.0.0.1:8000/v1", "STUB_API_KEY")
+    no_vf_eval = {"PATH": "/usr/bin:/bin", "VIRTUAL_ENV": str(tmp_path / "ws" / ".venv")}
+    made = plan_command(args, target, v09, no_vf_eval, tmp_path, NAME)
+    assert made.form == "prime-rl-eval"
+    # prime-rl's defaults are a paid model on Prime Inference, every task, 128 in flight, a
+    # dashboard on port 7788 and an upload: each is named, the upload as the user chose it.
+    assert made.argv == [
+        "uv", "run", "eval", "tiny-arith", "-m", "stub", "-n", "20", "-r", "3", "-c", "32",
+        "--client.base-url", "http://127.0.0.1:8000/v1", "--client.api-key-var", "STUB_API_KEY",
+        "--env.agent.harness.id", "null", "--env.agent.runtime.type", "subprocess",
+        "--run.name", NAME, "--output-dir", str(tmp_path / "outputs"), "--no-dashboard", "--monitors.prime"]
+    # It runs in the checkout, in the checkout's own environment, and writes into the workspace.
+    assert made.cwd == tmp_path / "prime-rl" and "VIRTUAL_ENV" not in made.environ
+    assert made.run_dir == tmp_path / "outputs" / NAME
+    small = plan_command(args.model_copy(update={"num_examples": 2, "rollouts": 2, "upload": False}), target, v09,
+                         no_vf_eval, tmp_path, NAME)
+    assert small.argv[10:12] == ["-c", "4"] and small.argv[-1] == "--no-monitors.prime"
+    with pytest.raises(BadInput) as refused:
+        plan_command(args, target, v09.model_copy(update={"logged_in": False}), no_vf_eval, tmp_path, NAME)
+    assert refused.value.code == "upload-needs-login" and "--no-upload" in refused.value.hint
+    # While the workspace has vf-eval, it stays the local eval.
+    with_vf = v09.model_copy(update={"verifiers": stack.verifiers})
+    assert plan_command(args, target, with_vf, {"PATH": str(REPO / ".venv" / "bin")}, tmp_path, NAME).form == "vf-eval"
 
 
 def test_older_stacks_get_their_own_commands(stack, tmp_path):

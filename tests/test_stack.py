@@ -138,6 +138,26 @@ def test_gpus_and_a_prime_rl_checkout_enable_local_training(tmp_path):
     assert report["prime_rl"]["found_by"] == "RLPILOT_PRIME_RL"
     assert _capabilities(report)["local-training"]["via"] == "uv run rl @ CONFIG"
     assert report["config_dialect"]["dialect"] == "prime-rl-transition"
+    assert "v0.9.0 or later (found 0.7.0)" in _capabilities(report)["prime-rl-eval"]["missing"]
+
+
+def test_a_prime_rl_09_checkout_offers_its_own_eval_cli(empty_workspace, tmp_path):
+    checkout = tmp_path / "prime-rl"
+    checkout.mkdir()
+    (checkout / "pyproject.toml").write_text('[project]\nname = "prime-rl"\nversion = "0.9.1"\n')
+    env = _clean_env(tmp_path, PATH=f"{Path(UV).parent}:{SYSTEM_PATH}", RLPILOT_PRIME_RL=str(checkout))
+    report = json.loads(_stack(empty_workspace, env).stdout)
+    assert report["prime_rl"]["dialect"] == "prime-rl-v0.9"
+    # No prime CLI and no GPU here: the checkout is what pins the dialect.
+    assert report["config_dialect"]["dialect"] == "prime-rl-v0.9"
+    caps = _capabilities(report)
+    via = f"uv run eval ENV in {checkout} (prime-rl 0.9.1)"
+    assert caps["prime-rl-eval"] == {"name": "prime-rl-eval", "available": True, "via": via, "missing": None}
+    # The workspace has no vf-eval, so prime-rl's CLI is the local eval.
+    assert caps["local-eval"]["via"] == via
+    without_uv = _capabilities(json.loads(_stack(empty_workspace, {**env, "PATH": SYSTEM_PATH}).stdout))
+    assert not without_uv["prime-rl-eval"]["available"] and "install uv" in without_uv["prime-rl-eval"]["missing"]
+    assert not without_uv["local-eval"]["available"]
 
 
 def test_a_flag_that_is_not_a_prime_rl_checkout_is_bad_input(tmp_path):

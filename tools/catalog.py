@@ -128,7 +128,8 @@ CATALOG: tuple[ToolEntry, ...] = (
         ("eval", "run"),
         "tools.evals.run:eval_run",
         Effect.EXTERNAL,
-        "Smoke-eval an environment with a model (local vf-eval, or hosted), then summarize its rewards.",
+        "Smoke-eval an environment with a model (local vf-eval or prime-rl's `uv run eval`, or hosted), "
+        "then summarize its rewards.",
         slash="/eval", reportable=True, evidence=Evidence.EVAL, preview="tools.evals.run:eval_plan",
     ),
     ToolEntry(

@@ -86,7 +86,14 @@ class BoundedLines:
         self.path = path
         self.limit = limit
         self.number = 0
-        raw = open_regular(path)
+        raw: IO[bytes] = open_regular(path)
+        self._damage: type[Exception] | None = None
+        if path.name.endswith(".zst"):
+            import zstandard  # only runs with sealed chunks need it
+
+            # Across frames: a sealed chunk is many frames and a skippable seek table.
+            raw = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True))
+            self._damage = zstandard.ZstdError
         self._handle: IO = (io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
                             if text else raw)
 
@@ -94,7 +101,14 @@ class BoundedLines:
         return self
 
     def __next__(self):
-        line = self._handle.readline(self.limit + 1)
+        try:
+            line = self._handle.readline(self.limit + 1)
+        except Exception as error:
+            if self._damage is None or not isinstance(error, self._damage):
+                raise
+            raise BadInput("bad-zstd-file", f"{self.path}: not a whole zstd file after line {self.number} ({error})",
+                           "it was cut short or damaged (`zstd -t` on it tells); move it aside and read the "
+                           "rest") from None
         if not line:
             raise StopIteration
         self.number += 1

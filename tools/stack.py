@@ -212,9 +212,23 @@ def _capabilities(stack: StackResult, environ: dict[str, str]) -> list[Capabilit
     prime_native = stack.prime is not None and prime_cli_is_native(stack.prime.version)
     login = None if stack.logged_in else HOW_TO_GET["logged_in"]
 
+    # prime-rl's own eval CLI since v0.9.0 (research/prime-rl.md section 7); `eval run` uses it when
+    # the workspace has no vf-eval, which verifiers is set to remove.
+    checkout = stack.prime_rl
+    if checkout and checkout.dialect is Dialect.V09 and stack.uv:
+        rl_eval = Capability(name="prime-rl-eval", available=True,
+                             via=f"uv run eval ENV in {checkout.path} (prime-rl {checkout.version})")
+    else:
+        needs = ("uv, which prime-rl runs through: " + HOW_TO_GET["uv"] if checkout and checkout.dialect is Dialect.V09
+                 else f"a prime-rl checkout of v0.9.0 or later (found {checkout.version})" if checkout
+                 else "a prime-rl checkout of v0.9.0 or later: " + HOW_TO_GET["prime_rl"])
+        rl_eval = Capability(name="prime-rl-eval", available=False, missing=needs)
+
     if stack.verifiers and process.which("vf-eval", environ):
         flags = "" if _at_least(stack.verifiers, (0, 4)) else " (verifiers <= 0.3 flags)"
         local_eval = Capability(name="local-eval", available=True, via="vf-eval" + flags)
+    elif rl_eval.available:
+        local_eval = Capability(name="local-eval", available=True, via=rl_eval.via)
     elif stack.prime and not prime_native:
         local_eval = Capability(name="local-eval", available=True, via="prime eval run ... -s (local)")
     else:
@@ -242,6 +256,7 @@ def _capabilities(stack: StackResult, environ: dict[str, str]) -> list[Capabilit
         slurm_train = Capability(name="slurm-training", available=False, missing="; ".join(absent))
     return [
         local_eval,
+        rl_eval,
         needs_prime("hosted-eval", "prime eval run OWNER/ENV --hosted", needs_login=True),
         needs_prime("env-install", "prime env install", needs_login=False),
         needs_prime("env-push", "prime env push --visibility PUBLIC|PRIVATE", needs_login=True),

@@ -6,6 +6,11 @@ Facts (shared/research/verifiers-prime.md 2.1 and 2.3, checked against verifiers
   null. No scalar reward is stored: it is the sum of score x weight over the non-null rewards.
   An errored rollout can still exit 0, so `ok` is what counts, not the CLI's exit status.
 - a legacy `results.jsonl` row carries `example_id`, `reward` and, on failure, `error`.
+- prime-rl >= 0.9's `uv run eval` streams the same Episode records into
+  `<run dir>/monitors/file/traces/stream/NNNNN.jsonl`; a full chunk is sealed as `NNNNN.jsonl.zst`
+  and its plain file removed once the twin is whole (shared/research/prime-rl.md section 7). The
+  stream is read as one file: its chunks in order, a plain chunk before its twin, lines numbered
+  across chunks.
 
 A line that does not parse (a run cut off mid-write, a hand edit) is counted and skipped with
 its file and line number; the rest of the run is still read. A file in which no line is a
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +36,8 @@ TRACES_FILE = "traces.jsonl"
 LEGACY_RESULTS = "results.jsonl"
 LEGACY_METADATA = "metadata.json"
 VALIDATE_SUMMARY = "summary.json"  # vf-validate writes a results.jsonl of its own beside it
+STREAM_DIR = "monitors/file/traces/stream"
+_CHUNK = re.compile(r"(\d+)\.jsonl(\.zst)?")
 
 _RECORD: dict[Format, str] = {"traces": "verifiers episode", "legacy": "results row"}
 
@@ -80,16 +88,18 @@ def locate(path: Path) -> RunFiles:
     direct = _run_in_dir(path)
     if direct:
         return direct
-    candidates = [f for name in (TRACES_FILE, LEGACY_RESULTS) for f in _walk(path, name, _SEARCH_DEPTH)]
-    runs = [run for run in (_run_in_dir(f.parent) for f in candidates) if run]
+    candidates = [f.parent for name in (TRACES_FILE, LEGACY_RESULTS) for f in _walk(path, name, _SEARCH_DEPTH)]
+    candidates += [s.parents[3] for s in _walk(path, STREAM_DIR, _SEARCH_DEPTH)]
+    runs = [run for run in map(_run_in_dir, candidates) if run]
     if not runs:
-        raise BadInput("no-eval-run", f"no eval run found in {path} (looked for {TRACES_FILE}, or "
+        raise BadInput("no-eval-run", f"no eval run found in {path} (looked for {TRACES_FILE}, {STREAM_DIR}/, or "
                        f"{LEGACY_RESULTS} with {LEGACY_METADATA}, up to {_SEARCH_DEPTH} folders deep)",
                        "run `rlpilot eval run ENV` first, or pass the run directory it printed")
     return max(runs, key=lambda run: run.results.stat().st_mtime)
 
 
 def _walk(root: Path, name: str, depth: int) -> Iterator[Path]:
+    """`<folder>/name` for every folder under root that has it (a file, or a stream folder)."""
     if depth == 0:
         return
     try:
@@ -98,14 +108,31 @@ def _walk(root: Path, name: str, depth: int) -> Iterator[Path]:
         return
     for child in children:
         if child.is_dir() and not child.name.startswith("."):
-            if (child / name).is_file():
+            if (child / name).is_file() or (name == STREAM_DIR and stream_chunks(child / name)):
                 yield child / name
             yield from _walk(child, name, depth - 1)
+
+
+def stream_chunks(stream: Path) -> list[Path]:
+    """A trace stream's chunks in order: the plain file while it is there, else its sealed twin."""
+    found: dict[int, Path] = {}
+    try:
+        paths = list(stream.iterdir()) if stream.is_dir() else []
+    except OSError:
+        return []
+    for path in paths:
+        match = _CHUNK.fullmatch(path.name)
+        if match and (int(match[1]) not in found or not match[2]):
+            found[int(match[1])] = path
+    return [found[number] for number in sorted(found)]
 
 
 def _run_in_dir(folder: Path) -> RunFiles | None:
     if (folder / TRACES_FILE).is_file():
         return RunFiles("traces", folder / TRACES_FILE)
+    for stream in (folder / STREAM_DIR, folder):  # a `uv run eval` run dir, or its stream folder itself
+        if stream.name == "stream" and stream_chunks(stream):
+            return RunFiles("traces", stream)
     if (folder / LEGACY_RESULTS).is_file() and (folder / LEGACY_METADATA).is_file():
         return RunFiles("legacy", folder / LEGACY_RESULTS, folder / LEGACY_METADATA)
     return None
@@ -121,6 +148,8 @@ def _run_of_file(path: Path) -> RunFiles:
         if not path.is_file():
             raise BadInput("no-eval-run", f"{path} is missing beside its metadata.json",
                            "pass the run directory that holds both files")
+    if path.parent.name == "stream" and _CHUNK.fullmatch(path.name):
+        return RunFiles("traces", path.parent)  # one chunk of a trace stream: the whole run
     if path.name == TRACES_FILE or _first_record_looks_like_episode(path):
         return RunFiles("traces", path)
     metadata = path.with_name(LEGACY_METADATA)
@@ -166,32 +195,37 @@ def read_run(files: RunFiles) -> RunData:
     return run
 
 
+def _lines(path: Path) -> Iterator[bytes]:
+    """A results file's lines, or a trace stream's across its chunks."""
+    for part in stream_chunks(path) if path.is_dir() else [path]:
+        with BoundedLines(part) as handle:
+            yield from handle
+
+
 def records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
     """(line number, parsed record or None, why it was skipped or None) for each non-blank line."""
     loads = json.loads
-    with BoundedLines(path) as handle:
-        for number, raw in enumerate(handle, 1):
-            try:
-                record = loads(raw)
-            except RecursionError:
-                yield number, None, "nested too deeply to be an eval record"
-                continue
-            except ValueError:
-                if raw.strip():
-                    yield number, None, ("not valid JSON (a truncated or garbled line, as a run cut off mid-write "
-                                         "leaves; delete it, or resume the run)")
-                continue
-            if type(record) is not dict:
-                yield number, None, "not a JSON object"
-            else:
-                yield number, record, None
+    for number, raw in enumerate(_lines(path), 1):
+        try:
+            record = loads(raw)
+        except RecursionError:
+            yield number, None, "nested too deeply to be an eval record"
+            continue
+        except ValueError:
+            if raw.strip():
+                yield number, None, ("not valid JSON (a truncated or garbled line, as a run cut off mid-write "
+                                     "leaves; delete it, or resume the run)")
+            continue
+        if type(record) is not dict:
+            yield number, None, "not a JSON object"
+        else:
+            yield number, record, None
 
 
 def read_line(path: Path, number: int) -> dict[str, Any]:
-    with BoundedLines(path) as handle:
-        for current, raw in enumerate(handle, 1):
-            if current == number:
-                return json.loads(raw)
+    for current, raw in enumerate(_lines(path), 1):
+        if current == number:
+            return json.loads(raw)
     raise BadInput("line-gone", f"{path}:{number} no longer exists", "the run file changed; read it again")
 
 

@@ -4,6 +4,10 @@ The playbook's `prime eval run my-env -m gpt-4.1-mini -n 20 -r 3 -s` now fails: 
 evals on the platform only. So (shared/research/verifiers-prime.md sections 2.1-2.3):
 - verifiers >= 0.4: `vf-eval` with every costly default set explicitly: its defaults are a
   remote model, every task, a Prime sandbox and an upload. `--no-push` only when the user said so.
+- no `vf-eval` in the workspace, but a prime-rl checkout at v0.9 or later: prime-rl's own
+  `uv run eval` in the checkout (research/prime-rl.md section 7). Its defaults cost more still:
+  a paid model on Prime Inference, every task, 128 requests in flight, a dashboard server on
+  port 7788, and an upload by `[monitors.prime]`; each is set explicitly.
 - an older stack: the local `prime eval run ... -s` (prime <= 0.6), else vf-eval's old flags;
 - `--hosted`: `prime eval run owner/name --hosted ... --follow` on the platform.
 Every rollout can error while the CLI exits 0, so the run is judged by its results file.
@@ -30,21 +34,32 @@ from pydantic import BaseModel, Field
 from tools import process
 from tools.contract import Arg, Context, ToolResult
 from tools.env_refs import EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
-from tools.eras import prime_cli_is_native, version_tuple
+from tools.eras import Dialect, prime_cli_is_native, version_tuple
 from tools.errors import BadInput, ToolError
 from tools.evals.endpoints import find_alias
-from tools.evals.results import LEGACY_METADATA, LEGACY_RESULTS, TRACES_FILE, locate, read_run
+from tools.evals.results import (
+    LEGACY_METADATA,
+    LEGACY_RESULTS,
+    STREAM_DIR,
+    TRACES_FILE,
+    locate,
+    read_run,
+    stream_chunks,
+)
 from tools.evals.summarize import EvalSummary, summarize_run
 from tools.prime_runner import cli_args, find_prime, prime_environment, raise_known_failure
-from tools.stack import StackInput, StackResult, stack_info
+from tools.stack import HOW_TO_GET, StackInput, StackResult, stack_info
 from tools.workspace import module_origin, rlpilot_home, workspace_interpreter
 
-Form = Literal["vf-eval", "vf-eval-legacy", "prime-local", "prime-hosted"]
+Form = Literal["vf-eval", "prime-rl-eval", "vf-eval-legacy", "prime-local", "prime-hosted"]
 
 PRIME_INFERENCE_URL = "https://api.pinference.ai/api/v1"
 PRIME_KEY_VAR = "PRIME_API_KEY"
 VIEWER_URL = "https://app.primeintellect.ai/dashboard/evaluations/{id}"
 OUTPUT_DIR = "outputs"
+# A smoke eval needs at most n x r requests in flight; prime-rl's 128 is a burst a local server
+# or a metered API should not get from a check.
+SMOKE_CONCURRENCY = 32
 _LOOPBACK = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 _POLL_SECONDS = 0.5
 
@@ -160,6 +175,10 @@ class Plan:
     argv: list[str]
     results: Callable[[], Path | None]  # the results file, once it exists
     run_dir: Path | None = None
+    cwd: Path | None = None  # where it runs, when not the workspace
+    environ: dict[str, str] | None = None  # its environment, when not the workspace's
+    progress: Callable[[], Path | None] | None = None  # a file with a line per finished rollout, if not results
+    python: Path | None = None  # the interpreter that imports the environment, when not the workspace's
 
 
 @dataclass
@@ -189,7 +208,10 @@ def _prepare(args: EvalRunInput, ctx: Context) -> Prepared:
     stack = stack_info(StackInput(), ctx)
     plan = plan_command(args, target, stack, environ, ctx.workspace, run_name(args.env, target.model))
     if plan.form != "prime-hosted":
-        _check_installed(ref, workspace_interpreter(ctx.workspace, environ).python, environ, ctx.workspace)
+        python = plan.python or workspace_interpreter(ctx.workspace, environ).python
+        # A checkout that has never run `uv run` has no environment yet to look in.
+        if python.exists():
+            _check_installed(ref, python, environ, ctx.workspace, plan.cwd)
         _check_endpoint(target, environ, stack)
     return Prepared(args, target, plan, environ)
 
@@ -229,7 +251,7 @@ def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
             return result
         raise ToolError("no-results", f"the eval exited 0 but wrote no results file ({plan.run_dir or OUTPUT_DIR})",
                         f"look at its log: {outcome.last_lines()}")
-    result.run_dir = str(results.parent)
+    result.run_dir = str(plan.run_dir or results.parent)
     result.summary = summarize_run(read_run(locate(results)))
     if result.summary.rollouts and result.summary.errored == result.summary.rollouts:
         top = next(iter(result.summary.errors), "unknown error")
@@ -273,8 +295,13 @@ def plan_command(args: EvalRunInput, target: Target, stack: StackResult, environ
                                                                      *keys, "--follow", "--eval-name", name])],
                     results=lambda: samples if samples.is_file() else None, run_dir=samples.parent)
     verifiers = stack.verifiers.version if stack.verifiers else None
-    if verifiers and version_tuple(verifiers) >= (0, 4):
-        vf_eval = _program("vf-eval", environ, "install verifiers in the workspace: `uv add 'verifiers>=0.4'`")
+    modern = bool(verifiers) and version_tuple(verifiers) >= (0, 4)
+    # The order `stack` lists: vf-eval while the workspace has it, then prime-rl's own CLI.
+    if not process.which("vf-eval", environ) and stack.prime_rl and stack.prime_rl.dialect is Dialect.V09:
+        return _prime_rl_eval(args, target, stack, environ, workspace, name)
+    if modern:
+        vf_eval = _program("vf-eval", environ, "install verifiers in the workspace: `uv add 'verifiers>=0.4'`, "
+                           "or point RLPILOT_PRIME_RL at a prime-rl checkout of v0.9 or later (`uv run eval`)")
         run_dir = workspace / OUTPUT_DIR / name
         argv = [vf_eval, args.env, *counts, "--client.base-url", target.base_url, "--client.api-key-var",
                 target.key_var, "--env.agent.harness.id", args.harness, "--env.agent.runtime.type", args.runtime,
@@ -292,7 +319,41 @@ def plan_command(args: EvalRunInput, target: Target, stack: StackResult, environ
         return Plan("vf-eval-legacy", [vf_eval, args.env, *counts, *legacy],
                     results=lambda: _newest_legacy_results(workspace, since))
     raise BadInput("no-local-eval", "nothing installed can run a local eval: verifiers is missing from the "
-                   "workspace's Python", "add it: `uv add 'verifiers>=0.4'`, or run with --hosted")
+                   "workspace's Python", "add it: `uv add 'verifiers>=0.4'`, point RLPILOT_PRIME_RL at a prime-rl "
+                   "checkout of v0.9 or later (`uv run eval`), or run with --hosted")
+
+
+def _prime_rl_eval(args: EvalRunInput, target: Target, stack: StackResult, environ: dict[str, str],
+                   workspace: Path, name: str) -> Plan:
+    """`uv run eval` in the checkout, its results in the workspace like vf-eval's."""
+    checkout = Path(stack.prime_rl.path)
+    if not stack.uv:
+        raise BadInput("no-uv", f"uv is not installed; prime-rl {stack.prime_rl.version} at {checkout} evaluates "
+                       "through `uv run eval`", HOW_TO_GET["uv"])
+    if args.upload and not stack.logged_in:
+        raise BadInput("upload-needs-login", "uploading the eval's results (`--monitors.prime`) needs a Prime login",
+                       "run `prime login` (or export PRIME_API_KEY), or pass --no-upload to keep them here")
+    run_dir = workspace / OUTPUT_DIR / name
+    argv = [stack.uv.path, "run", "eval", args.env, "-m", target.model, "-n", str(args.num_examples),
+            "-r", str(args.rollouts), "-c", str(min(SMOKE_CONCURRENCY, args.num_examples * args.rollouts)),
+            # ClientConfig's fields are verifiers' (base_url, api_key_var); pydantic_config takes either
+            # spelling of a dotted flag, and vf-eval's tests run this one.
+            "--client.base-url", target.base_url, "--client.api-key-var", target.key_var,
+            # The single-source shorthand folds `--env.*` into the source's env block, as vf-eval does.
+            "--env.agent.harness.id", args.harness, "--env.agent.runtime.type", args.runtime,
+            # The checkout is the working folder: an absolute output dir keeps the run in the workspace.
+            "--run.name", name, "--output-dir", str(workspace / OUTPUT_DIR), "--no-dashboard",
+            # Upstream's docs (docs/eval.md) enable the platform upload with `--monitors.prime`; the
+            # 2026-09 notes call it a default. Both ways are said, so the default never decides; the
+            # `--no-` form is pydantic_config's for an optional sub-config (`--no-monitors.wandb`).
+            "--monitors.prime" if args.upload else "--no-monitors.prime"]
+    stream = run_dir / STREAM_DIR
+    index = stream.parent / "stream.index.jsonl"  # one row per landed episode, beside the chunks
+    # `uv run` must use the checkout's own environment, never the workspace's.
+    child = {k: v for k, v in environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
+    return Plan("prime-rl-eval", argv, results=lambda: stream if stream_chunks(stream) else None, run_dir=run_dir,
+                cwd=checkout, environ=child, progress=lambda: index if index.is_file() else None,
+                python=checkout / ".venv" / "bin" / "python")
 
 
 def _program(name: str, environ: dict[str, str], hint: str) -> str:
@@ -318,16 +379,27 @@ def _published_id(ref: EnvRef, workspace: Path) -> str:
     return hub_id
 
 
-def _check_installed(ref: EnvRef, python: Path, environ: dict[str, str], workspace: Path) -> None:
-    """vf-eval imports the environment by name (a Hub id only loses its owner): it must be installed."""
+def _check_installed(ref: EnvRef, python: Path, environ: dict[str, str], workspace: Path,
+                     checkout: Path | None) -> None:
+    """The eval imports the environment by name (a Hub id only loses its owner): it must be installed.
+
+    `uv run eval` imports it in the prime-rl checkout's environment, which `rlpilot env install`
+    (the workspace's) does not reach.
+    """
     if module_origin(python, ref.folder_name, environ) is not None:
         return
     local = local_env_dir(workspace, ref)
     hub_id = ref.hub_id if ref.is_hub else f"OWNER/{ref.name}"
-    hint = (f"install it: `rlpilot env install {ref.name}` (or `uv pip install --python {python} -e {local}`)"
-            if local.is_dir() else f"install it from the Hub: `rlpilot env install {hub_id}`")
-    raise BadInput("env-not-installed", f"environment {ref.name!r} is not installed in the workspace's Python "
-                   f"({python}): no module {ref.folder_name!r}", hint)
+    if checkout:
+        where = f"the prime-rl checkout's environment ({python})"
+        hint = (f"install it there: `uv pip install --python {python} -e {local}`" if local.is_dir() else
+                f"install it there: `cd {checkout} && prime env install {hub_id}`")
+    else:
+        where = f"the workspace's Python ({python})"
+        hint = (f"install it: `rlpilot env install {ref.name}` (or `uv pip install --python {python} -e {local}`)"
+                if local.is_dir() else f"install it from the Hub: `rlpilot env install {hub_id}`")
+    raise BadInput("env-not-installed", f"environment {ref.name!r} is not installed in {where}: no module "
+                   f"{ref.folder_name!r}", hint)
 
 
 def _check_endpoint(target: Target, environ: dict[str, str], stack: StackResult) -> None:
@@ -370,7 +442,7 @@ def _run_with_progress(plan: Plan, args: EvalRunInput, environ: dict[str, str], 
     seen = {"path": None, "offset": 0, "lines": 0}
 
     def poll() -> None:
-        seen["path"] = seen["path"] or plan.results()
+        seen["path"] = seen["path"] or (plan.progress or plan.results)()
         if seen["path"] is None:
             return
         with seen["path"].open("rb") as handle:
@@ -388,8 +460,8 @@ def _run_with_progress(plan: Plan, args: EvalRunInput, environ: dict[str, str], 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
-        outcome = process.run(plan.argv, cwd=ctx.workspace, env=environ, timeout=args.timeout_minutes * 60,
-                              on_line=on_line)
+        outcome = process.run(plan.argv, cwd=plan.cwd or ctx.workspace, env=plan.environ or environ,
+                              timeout=args.timeout_minutes * 60, on_line=on_line)
     finally:
         stop.set()
         watcher.join()
