@@ -242,7 +242,7 @@ def test_a_damaged_sealed_chunk_is_bad_input_that_names_it(local_run):
     chunk.write_bytes(chunk.read_bytes()[:30])
     with pytest.raises(BadInput) as damaged:
         train_rollouts(RolloutsInput(run="local-v09"), ctx)
-    assert damaged.value.code == "bad-trace-chunk" and str(chunk) in damaged.value.message
+    assert damaged.value.code == "bad-zstd-file" and str(chunk) in damaged.value.message
 
 
 def test_a_legacy_rollouts_folder_is_still_read(local_run):

@@ -109,6 +109,12 @@ class BoundedLines:
             raise BadInput("bad-zstd-file", f"{self.path}: not a whole zstd file after line {self.number} ({error})",
                            "it was cut short or damaged (`zstd -t` on it tells); move it aside and read the "
                            "rest") from None
+        # Sealing writes whole lines, and never an empty file; one cut short may decode without error.
+        torn = self._damage is not None and (not line and not self.number or line and line[-1:] not in ("\n", b"\n"))
+        if torn:
+            raise BadInput("bad-zstd-file", f"{self.path}: not a whole zstd file: "
+                           + (f"it ends inside line {self.number + 1}" if line else "it holds no line"),
+                           "it was cut short or damaged (`zstd -t` on it tells); move it aside and read the rest")
         if not line:
             raise StopIteration
         self.number += 1

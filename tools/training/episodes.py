@@ -18,24 +18,21 @@ kept while the stream is read, so a long run costs one pass and two steps' worth
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
-from tools.errors import BadInput
-from tools.evals.results import _error_text, scored_traces, trace_reward
+from tools.evals.results import _error_text, scored_traces, stream_chunks, trace_reward
 from tools.evals.samples import Sample, _cut, episode_texts
-from tools.files import LINE_LIMIT, BoundedLines, open_regular
+from tools.files import BoundedLines
 from tools.secrets import redact
 
 TRACES = "monitors/file/traces"
 STREAM = f"{TRACES}/stream"
-_CHUNK = re.compile(r"(\d+)\.jsonl(\.zst)?")
 LEGACY_TRACES = "rollouts/step_*/train/all/traces.jsonl"
 _LEGACY_STEP = re.compile(r"step_(\d+)")
 
@@ -102,9 +99,9 @@ def _read_stream(stream: Path, wanted: int | None) -> Episodes:
 def _records(stream: Path, notes: list[str]) -> Iterator[tuple[int, Any]]:
     """Every record of the stream in order, numbered from 1 as prime-rl numbers them."""
     number = 0
-    chunks = _chunks(stream)
+    chunks = stream_chunks(stream)
     for position, chunk in enumerate(chunks):
-        with _open_chunk(chunk) as lines:
+        with BoundedLines(chunk) as lines:
             for line in lines:
                 if line.isspace():
                     continue
@@ -117,63 +114,6 @@ def _records(stream: Path, notes: list[str]) -> Iterator[tuple[int, Any]]:
                     continue
                 number += 1
                 yield number, record
-
-
-def _chunks(stream: Path) -> list[Path]:
-    """One file per chunk number: the plain one while it is there, else its sealed twin."""
-    found: dict[int, Path] = {}
-    for path in stream.iterdir():
-        match = _CHUNK.fullmatch(path.name)
-        if match and (int(match.group(1)) not in found or not match.group(2)):
-            found[int(match.group(1))] = path
-    return [found[number] for number in sorted(found)]
-
-
-def _open_chunk(path: Path) -> _ChunkLines | BoundedLines:
-    return _ChunkLines(path) if path.suffix == ".zst" else BoundedLines(path)
-
-
-class _ChunkLines:
-    """A sealed chunk's lines, decompressed as they are read (bounded like any other traces line)."""
-
-    def __init__(self, path: Path):
-        import zstandard  # only runs with sealed chunks need it
-
-        self.path = path
-        self._raw = open_regular(path)
-        reader = zstandard.ZstdDecompressor().stream_reader(self._raw, read_across_frames=True)
-        self._lines: IO[bytes] = io.BufferedReader(reader)
-        self._zstd_error = zstandard.ZstdError
-
-    def __iter__(self) -> Iterator[bytes]:
-        number = 0
-        while True:
-            try:
-                line = self._lines.readline(LINE_LIMIT + 1)
-            except self._zstd_error as error:
-                raise self._damaged(str(error)) from None
-            if not line and not number:
-                raise self._damaged("it holds no line")
-            if not line:
-                return
-            if not line.endswith(b"\n"):  # sealing writes whole lines only
-                raise self._damaged(f"it ends inside line {number + 1}")
-            number += 1
-            if len(line) > LINE_LIMIT:
-                raise BadInput("line-too-long", f"{self.path}:{number}: a line longer than {LINE_LIMIT >> 20} MiB",
-                               "that is not a traces line; pass the run's own files")
-            yield line
-
-    def _damaged(self, why: str) -> BadInput:
-        return BadInput("bad-trace-chunk", f"{self.path}: not a whole zstd chunk ({why})",
-                        "it was cut short or damaged (`zstd -t` on it tells); move it aside to read the other chunks")
-
-    def __enter__(self) -> _ChunkLines:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._lines.close()
-        self._raw.close()
 
 
 def _annotations(folder: Path) -> dict[str, dict[str, Any]]:
