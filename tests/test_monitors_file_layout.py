@@ -280,3 +280,22 @@ def test_a_slurm_jobs_output_is_found_under_launcher_logs(tmp_path):
                                job_id="4242", output_dir=str(tmp_path))
     assert slurm.job_log(record) == run / "launcher" / "logs" / "rl_job_4242.log"
     assert slurm.job_log(record.model_copy(update={"job_id": "424"})) is None
+
+
+def test_a_local_v09_runs_status_says_what_is_in_flight(local_run):
+    run, ctx = local_run
+    live = run / "monitors" / "file" / "traces" / "live"
+    (live / "pending").mkdir(parents=True)
+    # A live file's first line carries the dispatch identity; later lines are the trace's deltas.
+    for trace, (started, step) in {"t-old": (1_700_000_000.0, 38), "t-new": (1_700_000_090.0, 39)}.items():
+        dispatch = {"id": trace, "kind": "train", "env": ENV, "group": 1, "task": 3, "step": step, "started": started}
+        (live / f"{trace}.jsonl").write_text(json.dumps({"dispatch": dispatch, "open": {"id": trace}}) + "\n"
+                                             + json.dumps({"turn": {"role": "assistant"}}) + "\n")
+    (live / "pending" / "e-9.json").write_text(json.dumps({"id": "e-9", "kind": "train", "step": 39,
+                                                           "started": 1_700_000_100.0}))
+    (live / "t-torn.jsonl").write_text('{"dispatch": {"id": "t-torn", "star')  # being written
+    status = train_status(RunInput(run="local-v09"), ctx)
+    assert status.details["in_flight"] == {"streaming": 3, "pending": 1, "oldest_started": 1_700_000_000.0,
+                                           "oldest_step": 38}
+    assert "3 rollouts streaming, 1 dispatched and waiting (oldest dispatched 2023-11-14 22:13:20 UTC, step 38)" \
+        in status.render()

@@ -19,12 +19,14 @@ kept while the stream is read, so a long run costs one pass and two steps' worth
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import BaseModel, Field
 
 from tools.evals.results import _error_text, scored_traces, stream_chunks, trace_reward
 from tools.evals.samples import Sample, _cut, episode_texts
@@ -57,6 +59,53 @@ def read_episodes(run_dir: Path, step: int | None = None) -> Episodes | None:
         return _read_stream(streams[-1], step)
     steps = _legacy_steps(run_dir)
     return _read_legacy(steps, step) if steps else None
+
+
+# -- v0.9+: rollouts in flight ---------------------------------------------------------------
+
+LIVE = f"{TRACES}/live"
+
+
+class InFlight(BaseModel):
+    """The rollouts a run has dispatched and not finished: `traces/live/<trace_id>.jsonl` (a
+    file of deltas, whose first line carries the dispatch identity: kind, env, group, task, step,
+    started), deleted when the episode lands in the stream, and `traces/live/pending/*.json`,
+    dispatched episodes whose first trace has not streamed yet."""
+
+    streaming: int
+    pending: int
+    oldest_started: float | None = Field(None, description="Unix time of the oldest dispatch.")
+    oldest_step: int | None = None
+
+    def line(self) -> str:
+        since = "" if self.oldest_started is None else time.strftime(
+            " (oldest dispatched %Y-%m-%d %H:%M:%S UTC", time.gmtime(self.oldest_started)) + (
+            f", step {self.oldest_step})" if self.oldest_step is not None else ")")
+        return f"in flight: {self.streaming} rollouts streaming, {self.pending} dispatched and waiting{since}"
+
+
+def in_flight(run_dir: Path) -> InFlight | None:
+    """What is in flight in a v0.9+ run, or None without a live folder. A file can vanish while it
+    is read (its episode finished): it is no longer in flight."""
+    lives = sorted(run_dir.glob(f"**/{LIVE}"), key=lambda p: p.stat().st_mtime)
+    if not lives:
+        return None
+    streaming = [_first_record(path).get("dispatch") for path in lives[-1].glob("*.jsonl")]
+    pending = [_first_record(path) for path in (lives[-1] / "pending").glob("*.json")]
+    dispatches = [d for d in streaming + pending if isinstance(d, dict) and isinstance(d.get("started"), int | float)]
+    oldest = min(dispatches, key=lambda d: d["started"], default=None)
+    return InFlight(streaming=len(streaming), pending=len(pending),
+                    oldest_started=oldest["started"] if oldest else None,
+                    oldest_step=oldest.get("step") if oldest and isinstance(oldest.get("step"), int) else None)
+
+
+def _first_record(path: Path) -> dict[str, Any]:
+    try:
+        with BoundedLines(path) as lines:
+            record = orjson.loads(next(lines, b"{}"))
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return {}
+    return record if isinstance(record, dict) else {}
 
 
 # -- v0.9+: the trace stream ------------------------------------------------------------------

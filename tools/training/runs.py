@@ -18,6 +18,7 @@ from tools.diagnose.readers import read
 from tools.eras import Target
 from tools.errors import BadInput
 from tools.training import hosted, local, records, slurm
+from tools.training.episodes import InFlight, in_flight
 
 RunArg = Annotated[str, Arg(positional=True, metavar="RUN"), Field(description="The run id.")]
 
@@ -105,6 +106,8 @@ class StatusResult(ToolResult):
             lines.append(f"model {self.model}, {self.max_steps or '?'} steps")
         if self.error:
             lines.append(f"error: {self.error}")
+        if "in_flight" in self.details:
+            lines.append(InFlight(**self.details["in_flight"]).line())
         return "\n".join(lines + self.metrics.lines())
 
 
@@ -132,11 +135,13 @@ def train_status(args: RunInput, ctx: Context) -> StatusResult:
     if target == "local" and record is not None:
         status = local.state(record, ctx.workspace)
         ended = local.exit_status(record, ctx.workspace)
+        flying = in_flight(records.outputs(record, ctx.workspace))
         return StatusResult(run=args.run, target=target, status=status, running=status == "running",
                             model=record.summary.get("model"), max_steps=record.summary.get("max_steps"),
                             metrics=summarize(local.metrics_file(record, ctx.workspace)),
                             details={"pid": record.pid, "started_at": record.started_at, "exit": ended,
-                                     "log": str(records.run_dir(ctx.workspace, record.id) / "output.log")})
+                                     "log": str(records.run_dir(ctx.workspace, record.id) / "output.log"),
+                                     **({"in_flight": flying.model_dump()} if flying else {})})
     with ThreadPoolExecutor(max_workers=2) as pool:  # two CLI calls of a second or more each
         fetched = pool.submit(hosted.get_run, args.run, ctx)
         metrics = pool.submit(current_metrics, args.run, ctx)
