@@ -7,6 +7,7 @@ only from the surface's `ask`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import typing
 from collections.abc import Callable
@@ -29,7 +30,14 @@ class Question:
     suggestion: str | None = None
     detail: str = ""
     # What a yes would bind to (the preview's hash): a surface that answers later checks it still holds.
+    # Never unset: without a preview's own hash it is the hash of what the question shows, so an
+    # answer given to one question cannot stand for another.
     binding: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.binding:
+            shown = json.dumps([self.kind, self.prompt, self.options, self.detail])
+            self.binding = hashlib.sha256(shown.encode()).hexdigest()
 
     def event(self) -> dict[str, Any]:
         event = {"type": "question", "kind": self.kind, "prompt": self.prompt, "options": self.options}

@@ -124,8 +124,8 @@ def test_tokens_are_single_use_bound_to_arguments_and_expire():
     third = tokens.issue("env_push", call)
     now[0] = 61
     assert not tokens.redeem(third, "env_push", call)[0]
-    fourth = tokens.issue("env_push", call, preview="hash-of-the-preview")
-    assert tokens.redeem(fourth, "env_push", call) == (True, "hash-of-the-preview")
+    fourth = tokens.issue("env_push", call, preview=frozenset({"hash-of-the-preview"}))
+    assert tokens.redeem(fourth, "env_push", call) == (True, frozenset({"hash-of-the-preview"}))
     assert not tokens.redeem(fourth, "env_push", call)[0]
 
 

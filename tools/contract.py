@@ -138,6 +138,11 @@ class Tool:
         """The fields whose value is a gate question's answer, in declaration order."""
         return {name: arg_of(info) for name, info in self.input_model.model_fields.items() if arg_of(info).asks}
 
+    @property
+    def gated(self) -> bool:
+        """Whether a person decides something before this tool runs: a confirmation or a question."""
+        return self.entry.confirms or bool(self.asked_fields)
+
     def preview(self, args: BaseModel, ctx: Context) -> ToolResult | None:
         """What the call would do, with nothing done: the entry's preview function, or the tool
         itself without the user's `yes`. None for a tool that cannot preview itself."""

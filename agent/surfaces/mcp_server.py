@@ -3,7 +3,8 @@
 Each catalog tool is an MCP tool with the same input schema the agent's model sees (no hidden
 fields) and its result model as the output schema, so results come back as structured content.
 
-Tools with external effects work in two steps. Many clients answer elicitation requests with a
+Tools whose declaration has a question or a confirmation (whatever their effect: an install
+runs code from elsewhere) work in two steps. Many clients answer elicitation requests with a
 silent decline, and the 2026-07-28 protocol has no server-initiated requests at all, so the gate
 cannot ask the user itself. Instead the first call runs the gate's questions against the call's
 own arguments and returns the preview, with a one-time token, as an error result saying that
@@ -58,28 +59,32 @@ class Confirmations:
     def __init__(self, ttl_s: float = TOKEN_TTL_S, clock: Callable[[], float] = time.monotonic):
         self.ttl_s = ttl_s
         self.clock = clock
-        self._issued: dict[str, tuple[str, str | None, float]] = {}
+        self._issued: dict[str, tuple[str, frozenset[str], float]] = {}
 
     @staticmethod
     def _call(name: str, arguments: dict[str, Any]) -> str:
         return hashlib.sha256(json.dumps([name, arguments], sort_keys=True).encode()).hexdigest()
 
-    def issue(self, name: str, arguments: dict[str, Any], preview: str | None = None) -> str:
-        """A token for this call, bound also to what its preview showed (`preview`, a hash)."""
+    def issue(self, name: str, arguments: dict[str, Any], preview: frozenset[str] = frozenset()) -> str:
+        """A token for this call, bound also to what its preview asked about (`preview`, the questions' hashes)."""
         token = secrets.token_urlsafe(16)
         self._issued[token] = (self._call(name, arguments), preview, self.clock() + self.ttl_s)
         return token
 
-    def redeem(self, token: str, name: str, arguments: dict[str, Any]) -> tuple[bool, str | None]:
-        """(valid, the preview's hash): valid when the token was issued for this very call and is
+    def redeem(self, token: str, name: str, arguments: dict[str, Any]) -> tuple[bool, frozenset[str]]:
+        """(valid, the preview's hashes): valid when the token was issued for this very call and is
         still fresh. It is gone either way."""
-        call, preview, expires = self._issued.pop(token, ("", None, 0.0))
+        call, preview, expires = self._issued.pop(token, ("", frozenset(), 0.0))
         return call == self._call(name, arguments) and self.clock() < expires, preview
+
+
+_WHY = {Effect.EXTERNAL: "acts outside this machine", Effect.LOCAL_WRITE: "changes this machine or runs code from "
+        "elsewhere", Effect.READ: "asks the user first"}
 
 
 def mcp_tool(tool: Tool) -> types.Tool:
     schema = tool.model_schema()
-    if tool.effect is Effect.EXTERNAL:
+    if tool.gated:
         properties = schema.setdefault("properties", {})
         properties[TOKEN_FIELD] = {
             "type": "string",
@@ -109,7 +114,7 @@ class ToolServer:
         self.session = self.store.create("mcp")
         self.confirmations = confirmations or Confirmations()
         self._answers: dict[str, str] = {}
-        self._binding: str | None = None  # what the redeemed token's preview showed
+        self._bindings: frozenset[str] = frozenset()  # what the redeemed token's preview asked about
         self._progress: Callable[[Event], None] | None = None
         self._lock = threading.Lock()  # one call at a time: the session, answers and progress are shared
         self.agent = Agent(self.session, Surface(self._on_event, self._answer), Context(workspace=workspace),
@@ -129,11 +134,11 @@ class ToolServer:
     def _answer(self, question: Question) -> str | None:
         """A gate question, answered only by an explicit `answers` entry, never by the model's own
         suggestion; a confirm is a yes only while what it binds (the preview's hash) is what the
-        token was issued for."""
-        if question.kind == "confirm":
-            return "yes" if question.binding == self._binding else None
-        if question.binding != self._binding:  # what the question is about changed since the preview
+        token was issued for. Without a redeemed token nothing matches."""
+        if question.binding not in self._bindings:  # not asked in the preview, or changed since
             return None
+        if question.kind == "confirm":
+            return "yes"
         return match_answer(question, self._answers.get(question.kind))
 
     def call(self, name: str, arguments: dict[str, Any],
@@ -146,16 +151,16 @@ class ToolServer:
         with self._lock:
             self._progress = progress
             self._answers = {str(k): str(v) for k, v in (arguments.get(ANSWERS_FIELD) or {}).items()}
-            if tool.effect is Effect.EXTERNAL:
-                valid, self._binding = self.confirmations.redeem(str(token), name, arguments) if token else (
-                    False, None)
+            if tool.gated:
+                valid, self._bindings = self.confirmations.redeem(str(token), name, arguments) if token else (
+                    False, frozenset())
                 if not valid:
                     return self._preview(tool, arguments, stale=token is not None)
                 arguments.pop(ANSWERS_FIELD, None)
             try:
                 outcome = self.agent.call(tool, arguments)
             finally:
-                self._binding = None
+                self._bindings = frozenset()
             if outcome.status == "declined" and tool.entry.confirms:  # the preview's hash no longer holds
                 return self._preview(tool, {**arguments, ANSWERS_FIELD: self._answers}, stale=True)
             return _result(outcome)
@@ -192,11 +197,10 @@ class ToolServer:
         except Exception as error:  # a tool's preview that crashes is a bug to report, not a dead server
             return _error(redact(f"{tool.name} failed while previewing: {type(error).__name__}: {error}; "
                                  "this is a bug in rlpilot"))
-        bound = next((q.binding for q, _ in reversed(asked) if q.binding), None)
-        token = self.confirmations.issue(tool.name, arguments, bound)
+        token = self.confirmations.issue(tool.name, arguments, frozenset(q.binding for q, _ in asked if q.binding))
         lines = ["That token is not valid for this call (used, expired, or issued for other arguments); "
                  "here is a new preview.", ""] if stale else []
-        lines += [f"Confirmation needed: {tool.name} acts outside this machine. Show the user what it will do, "
+        lines += [f"Confirmation needed: {tool.name} {_WHY[tool.effect]}. Show the user what it will do, "
                   f"and only if they say yes, call {tool.name} again with the same arguments and "
                   f"{TOKEN_FIELD}=\"{token}\" (valid once, for {int(self.confirmations.ttl_s // 60)} minutes).", ""]
         for question, answer in asked:
