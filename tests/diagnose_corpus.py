@@ -297,10 +297,12 @@ SCENARIOS: list[Scenario] = [
     Scenario("hacking-runaway-length", "prime-train-metrics", 700, _hacking_length, "reward-hacking-suspected",
              (290, 360), consequences={"length-truncation": "reward-hacking-suspected"}),
     # Entropy collapse into a plateau: the slow learning is its consequence.
-    Scenario("entropy-collapse-plateau", "console-log-classic", 900, _entropy_plateau, "entropy-collapse", (150, 230),
+    # The entropy begins to fall at step 50: the rollback lands there, not where it crossed half its start.
+    Scenario("entropy-collapse-plateau", "console-log-classic", 900, _entropy_plateau, "entropy-collapse", (40, 90),
              consequences={"slow-learning": "entropy-collapse"}),
     # NaN after the mismatch KL rose: the mismatch is the root, the NaN its consequence.
-    Scenario("nan-after-mismatch", "json-log", 600, _nan_after_mismatch, "mismatch-kl-high", (380, 450),
+    # The mismatch starts growing at step 300 and passes 0.01 near 420: the rollback lands in between.
+    Scenario("nan-after-mismatch", "json-log", 600, _nan_after_mismatch, "mismatch-kl-high", (300, 420),
              consequences={"non-finite": "mismatch-kl-high"}),
     # Stalls: a live console log whose orchestrator keeps reporting, a run folder whose inference keeps serving.
     Scenario("stall-live-console", "live-console-log", 500, _healthy(500), "stalled", (499, 499),
@@ -328,8 +330,9 @@ SCENARIOS: list[Scenario] = [
              "length-truncation", None),
     Scenario("unstable-small-batch", "json-log", 500,
              lambda t, rng: Latent(0.45, prompts=2), "unstable-reward", None),
-    Scenario("saturated", "console-log-classic", 600, lambda t, rng: Latent(ramp(t, 0, 200, 0.6, 0.999)),
-             "saturated-reward", None),
+    # Saturation is success when the run climbed there, a warning when it started there (too easy).
+    Scenario("saturated", "console-log-classic", 600, lambda t, rng: Latent(ramp(t, 0, 200, 0.6, 0.999)), None, None),
+    Scenario("saturated-from-the-start", "metrics-jsonl", 400, lambda t, rng: Latent(0.995), "saturated-reward", None),
     # Healthy noisy runs with transient trouble they recover from.
     Scenario("healthy-long-with-spike-and-dip", "metrics-jsonl", 1500,
              _healthy(1500, spike=_at(range(700, 701), spike=14.0),
@@ -352,6 +355,153 @@ SCENARIOS: list[Scenario] = [
 ]
 
 
+def _slide(t: int, rng: random.Random) -> Latent:
+    """Peaks at 400, then slides slowly: 0.0006 a step, far below any threshold for 150 steps."""
+    skill = learning(min(t, 400), 400, 0.15, 0.7, pace=0.3) if t < 400 else ramp(t, 400, 1100, 0.69, 0.25)
+    return Latent(skill, healthy_entropy(t, 1200))
+
+
+def _slide_then_drop(t: int, rng: random.Random) -> Latent:
+    """A slow erosion from 500 (0.0004 a step) that turns into a fall at 800."""
+    skill = learning(min(t, 500), 500, 0.15, 0.72, pace=0.3)
+    skill = ramp(t, 500, 800, skill, 0.6) if t < 800 else ramp(t, 800, 850, 0.6, 0.15)
+    return Latent(skill, healthy_entropy(t, 1000))
+
+
+def _eval_falls(t: int, rng: random.Random) -> Latent:
+    held_out = ramp(t, 0, 200, 0.25, 0.4) if t < 200 else ramp(t, 200, 600, 0.4, 0.15)
+    return Latent(steady(t, 600, 0.2, 0.7), healthy_entropy(t, 600),
+                  eval_skill=held_out if t % EVAL_EVERY == 0 else None)
+
+
+def _explosion_then_collapse(t: int, rng: random.Random) -> Latent:
+    """Entropy starts to climb at 300; the policy degrades from 380 and the reward collapses."""
+    entropy = healthy_entropy(min(t, 300), 900) * math.exp(max(0, t - 300) / 120)
+    skill = learning(min(t, 380), 380, 0.15, 0.7, pace=0.3) if t < 380 else ramp(t, 380, 460, 0.68, 0.12)
+    return Latent(skill, entropy, length=ramp(t, 300, 600, 450, 1200))
+
+
+def _saturating(steps: int, end: float = 0.995) -> Callable[[int, random.Random], Latent]:
+    return lambda t, rng: Latent(min(end, learning(t, steps, 0.2, 1.05, pace=0.15)), healthy_entropy(t, steps))
+
+
+SCENARIOS += [
+    # Gradual onsets: the decline starts long before any threshold; the rollback lands before it.
+    Scenario("gradual-slide", "metrics-jsonl", 1200, _slide, "reward-collapse", (380, 470)),
+    Scenario("gradual-slide-run-dir", "run-dir", 1200, _slide, "reward-collapse", (350, 450), checkpoint_every=50),
+    Scenario("slow-erosion-then-fall", "csv", 1000, _slide_then_drop, "reward-collapse", (480, 600)),
+    # A held-out eval logged in the same console falls while the training reward rises.
+    Scenario("eval-diverges-console", "console-log", 600, _eval_falls, "reward-hacking-suspected", (150, 260)),
+    # Entropy explodes first; the reward collapse follows from it.
+    Scenario("entropy-explosion-then-collapse", "console-log", 900, _explosion_then_collapse, "entropy-explosion",
+             (280, 345), consequences={"reward-collapse": "entropy-explosion"}),
+    # Healthy runs that learn their task to the ceiling and stay there.
+    Scenario("saturating-healthy", "metrics-jsonl", 600, _saturating(600), None, None),
+    Scenario("saturating-healthy-classic", "metrics-jsonl-classic", 800, _saturating(800, 0.98), None, None),
+    Scenario("saturating-healthy-console", "console-log", 500, _saturating(500), None, None),
+]
+
+
 def scenario(name: str) -> Scenario:
     return next(s for s in SCENARIOS if s.name == name)
 
+
+
+# --- hosted runs, exported with `prime train ... --output json` ---------------------------------
+# Batch 32 = 4 prompts x 8 rollouts, as the issue's run; an asynchronous pipeline whose `time/step`
+# alternates between tens of seconds and hundredths (the trainer's step that waited for its batch,
+# then one whose batch was already there).
+
+
+@dataclass
+class Hosted:
+    name: str
+    steps: int
+    latent: Callable[[int, random.Random], Latent]
+    primary: str | None
+    rollback: tuple[int, int] | None
+    ceiling: float = 1.0  # the reward's scale: rewards are the success rate times this
+    stall_after: float | None = None  # seconds of silence before the last step (and the platform's clock)
+    checkpoints: list[int] = field(default_factory=list)
+
+    def run(self) -> list[dict[str, Value]]:
+        rng = random.Random(f"hosted/{self.name}")
+        rows, at = [], T0
+        for step in range(self.steps):
+            row = step_metrics(self.latent(step, rng), rng)
+            row["reward_mean"] = float(row["reward_mean"]) * self.ceiling
+            long = step % 2 == 0
+            row["step_time"] = rng.uniform(35, 45) if long else rng.uniform(0.02, 0.05)
+            row["trainer_step_time"] = row["step_time"]
+            row["wait_for_batch"] = rng.uniform(4, 8) if long else rng.uniform(0.005, 0.01)
+            row["wait_for_policy"] = rng.uniform(1, 3) if long else rng.uniform(0.005, 0.01)
+            if self.ceiling != 1.0:
+                row["solved_all_frac"] = 0.0  # `solve_all` counts reward sums equal to the group size
+            at += float(row["step_time"])
+            if self.stall_after and step == self.steps - 1:
+                at += self.stall_after
+            row["time"] = at
+            rows.append(row)
+        return rows
+
+    def write(self, folder: Path) -> Path:
+        from tests.diagnose_support import write_hosted_export
+
+        run = self.run()
+        updated = float(run[-1]["time"]) + 1.0  # the platform heard from the run as its last step came
+        return write_hosted_export(folder / self.name, run, self.ceiling, last_updated=updated,
+                                   checkpoints=self.checkpoints)
+
+
+def _saturating(t: int, rng: random.Random) -> Latent:
+    return Latent(min(0.985, 0.04 + 0.95 * (1 - math.exp(-t / 12))), healthy_entropy(t, 200), prompts=4)
+
+
+HOSTED: list[Hosted] = [
+    Hosted("saturating-success", 200, _saturating, None, None, ceiling=3.0),
+    Hosted("saturating-success-binary", 200, _saturating, None, None),
+    Hosted("collapse", 400, lambda t, rng: Latent(learning(min(t, 200), 200, 0.1, 0.7) if t < 220
+                                                  else ramp(t, 220, 330, 0.68, 0.15), healthy_entropy(t, 400),
+                                                  prompts=4), "reward-collapse", (190, 230), ceiling=2.0),
+    Hosted("collapse-checkpointed", 400, lambda t, rng: Latent(learning(min(t, 200), 200, 0.1, 0.7) if t < 220
+                                                               else ramp(t, 220, 330, 0.68, 0.15),
+                                                               healthy_entropy(t, 400), prompts=4),
+           "reward-collapse", (150, 200), checkpoints=[50, 100, 150, 200, 250, 300]),
+    Hosted("stall", 150, lambda t, rng: Latent(steady(t, 150), healthy_entropy(t, 150), prompts=4), "stalled",
+           (148, 148), stall_after=3 * 3600.0),
+]
+
+
+def figures() -> None:
+    """Per case: the expected and found primary and rollback step, and whether each is right."""
+    import tempfile
+
+    from tools.contract import Context
+    from tools.diagnose.tool import DiagnoseInput, diagnose
+
+    right = rolled = ranged = 0
+    print(f"| {'case':36} | format | expected | found | rollback expected | found | ok |")
+    print("|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as scratch:
+        for index, case in enumerate(SCENARIOS + HOSTED):
+            folder = Path(scratch) / str(index)
+            source = case.write(folder) if isinstance(case, Hosted) else write(folder, case)
+            result = diagnose(DiagnoseInput(source=source), Context(workspace=folder))
+            found = result.primary.code if result.primary else None
+            back = result.primary.rollback_step if result.primary else None
+            primary_ok = found == case.primary
+            back_ok = back is None if case.rollback is None else back is not None and case.rollback[0] <= back <= \
+                case.rollback[1]
+            right += primary_ok
+            ranged += case.rollback is not None
+            rolled += back_ok and case.rollback is not None
+            fmt = "hosted-export" if isinstance(case, Hosted) else case.fmt
+            print(f"| {case.name:36} | {fmt} | {case.primary or 'healthy'} | {found or 'healthy'} | "
+                  f"{case.rollback or '-'} | {back if back is not None else '-'} | "
+                  f"{'yes' if primary_ok and back_ok else 'NO'} |")
+    total = len(SCENARIOS) + len(HOSTED)
+    print(f"\nstories right: {right} of {total}; rollback steps in range: {rolled} of {ranged}")
+
+
+if __name__ == "__main__":
+    figures()

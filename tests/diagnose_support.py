@@ -207,6 +207,9 @@ def console_lines(run: list[dict[str, Value]], style: str = "head", who: str = "
         at = clock_of(logged_at(v, step))
         if who != "trainer":
             lines.append(f"{at} SUCCESS " + " | ".join(orchestrator))
+            if style == "head" and v.get("eval_reward") is not None:  # HEAD's line after an eval epoch
+                lines.append(f"{at} SUCCESS Evaluated reverse-text (Step {step}) | Policy v{step} | 41.2s | "
+                             f"Reward {_f(v['eval_reward'])} | Turns 1.0 | Branches 1.0 | Error 0.0% | Truncation 0.0%")
         if who != "orchestrator":
             lines.append(f"{at} SUCCESS " + " | ".join(trainer))
     return lines
@@ -238,3 +241,106 @@ WRITERS: dict[str, Callable[[Path, list[dict[str, Value]]], Path]] = {
     "console-log-classic": lambda d, run: write_console(d / "rl.log", run, style="classic"),
     "json-log": lambda d, run: write_json_log(d / "orchestrator.log", run),
 }
+
+
+# --- hosted run exports ------------------------------------------------------------------------
+# Shapes from the prime CLI 0.18.0 (prime_cli/commands/rl.py, api/rl.py, api/billing.py): every
+# `--output json` is `json.dumps(data, indent=2)`; `metrics` prints {"metrics": [records]} (records
+# are the platform's: a step and the orchestrator's or trainer's metric dict, research/prime-rl.md
+# section 4), `rollouts` {run_id, samples[], total, page, limit, total_pages}, `progress`
+# {latest_step, steps_with_samples[], steps_with_distributions[], last_updated_at}, `distributions`
+# {bins[], step}, `usage` RunUsage dumped (run_id, run_name, base_model, status, training{tokens,
+# input_tokens, output_tokens, cost_usd}, inference{...}, total_tokens, total_cost_usd, pricing{...},
+# record_count), `get` {run: RLRun} (rollouts_per_example, batch_size, max_tokens, ...).
+# Metric names: the hosted orchestrator's (`reward/all/{mean,max,min}`, `decode_len/all/*`,
+# `solve_all/all` (reward sum == group size, so binary rewards only), `effective_batch_size/all`,
+# `evicted_examples/<env>/<pool>`, `filtered_rollouts/<env>/<pool>`, `filters/all/*`, `eval/<env>/avg@1`)
+# and the trainer's (`entropy/mean`, `mismatch_kl/mean`, `optim/grad_norm`, `time/*`).
+
+HOSTED_ENV = "wiki-search"
+
+
+def iso(at: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at % 1 * 1000):03d}Z"
+
+
+def hosted_records(run: list[dict[str, Value]], ceiling: float = 1.0) -> list[dict[str, Any]]:
+    """Two records per step, orchestrator's then trainer's, as the platform stores what each posts."""
+    out = []
+    for step, v in enumerate(run):
+        at = logged_at(v, step)
+        orchestrator = {
+            "step": step, "timestamp": iso(at),
+            "reward/all/mean": v["reward_mean"], "reward/all/max": v.get("reward_max", ceiling),
+            "reward/all/min": v.get("reward_min", 0.0), f"reward/{HOSTED_ENV}/mean": v["reward_mean"],
+            "decode_len/all/mean": v["response_length"], "decode_len/all/max": 2 * float(v["response_length"]),
+            "prefill_len/all/mean": 180.0, "seq_len/all/mean": 180.0 + float(v["response_length"]),
+            "is_truncated/all/mean": v["truncated_frac"],
+            "solve_all/all": v["solved_all_frac"], "solve_none/all": v["solved_none_frac"],
+            "effective_batch_size/all": 1 - float(v["solved_all_frac"]) - float(v["solved_none_frac"]),
+            f"effective_batch_size/{HOSTED_ENV}": 1 - float(v["solved_all_frac"]) - float(v["solved_none_frac"]),
+            f"evicted_examples/{HOSTED_ENV}/easy": 0.0, f"evicted_examples/{HOSTED_ENV}/hard": 0.0,
+            f"filtered_rollouts/{HOSTED_ENV}/easy": 0.0, f"filtered_rollouts/{HOSTED_ENV}/hard": 0.0,
+            "filters/all/is_filtered": 0.0, "filters/all/gibberish": 0.0,
+            "elastic/num_servers": 2, "elastic/num_ready": 2,
+            "off_policy/max": v["off_policy_max"], "time/step": v["step_time"],
+            "time/wait_for_policy": v["wait_for_policy"], "progress/samples": 32 * (step + 1),
+        }
+        if v.get("eval_reward") is not None:
+            orchestrator[f"eval/{HOSTED_ENV}/avg@1"] = v["eval_reward"]
+        trainer = {"step": step, "timestamp": iso(at + 0.4), "entropy/mean": v["entropy"],
+                   "mismatch_kl/mean": v["mismatch_kl"], "optim/grad_norm": v["grad_norm"],
+                   "optim/lr": v["learning_rate"], "loss/mean": v["loss"], "time/step": v["trainer_step_time"]
+                   if v.get("trainer_step_time") is not None else v["step_time"],
+                   "time/wait_for_batch": v["wait_for_batch"]}
+        out += [{k: x for k, x in orchestrator.items() if x is not None},
+                {k: x for k, x in trainer.items() if x is not None}]
+    return out
+
+
+def hosted_run_record(run_id: str, batch_size: int = 32, group: int = 8, max_tokens: int = 2048) -> dict[str, Any]:
+    return {"run": {"id": run_id, "name": "saturn", "status": "RUNNING", "kind": "DEDICATED_FULL_FT",
+                    "base_model": "Qwen/Qwen3-4B-Instruct-2507", "rollouts_per_example": group,
+                    "batch_size": batch_size, "max_tokens": max_tokens, "seq_len": 4096, "max_steps": 400,
+                    "learning_rate": 1e-6, "environments": [{"id": f"primeintellect/{HOSTED_ENV}"}],
+                    "created_at": "2026-11-30T10:00:00Z", "updated_at": "2026-11-30T12:00:00Z"}}
+
+
+def write_hosted_export(folder: Path, run: list[dict[str, Value]], ceiling: float = 1.0, run_id: str = "run-hosted",
+                        last_updated: float | None = None, checkpoints: list[int] = ()) -> Path:
+    """A folder of `prime train ... --output json` exports, as an engineer saves them."""
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def dump(name: str, data: Any) -> None:
+        (folder / name).write_text(json.dumps(data, indent=2, default=str))
+
+    records = hosted_records(run, ceiling)
+    dump("metrics_raw.json", {"metrics": records})
+    last = len(run) - 1
+    samples = [{"step": last, "example_id": i // 8, "prompt": [{"role": "user", "content": f"q{i // 8}"}],
+                "completion": [{"role": "assistant", "content": "a"}],
+                "reward": round(min(ceiling, float(run[-1]["reward_mean"]) * (0.9 + 0.025 * (i % 8))), 4),
+                "advantage": 0.0} for i in range(32)]
+    dump("rollouts_raw.json", {"run_id": run_id, "samples": samples, "total": 32, "page": 1, "limit": 100,
+                               "total_pages": 1})
+    (folder / "results.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    dump("usage.json", {"run_id": run_id, "run_name": "saturn", "base_model": "Qwen/Qwen3-4B-Instruct-2507",
+                        "status": "RUNNING", "training": {"tokens": 9_000_000, "input_tokens": 0, "output_tokens": 0,
+                                                          "cost_usd": 6.3},
+                        "inference": {"tokens": 4_000_000, "input_tokens": 3_000_000, "output_tokens": 1_000_000,
+                                      "cost_usd": 2.7},
+                        "total_tokens": 13_000_000, "total_cost_usd": 9.0,
+                        "pricing": {"training_per_mtok": 0.7, "inference_input_per_mtok": 0.5,
+                                    "inference_output_per_mtok": 1.2}, "record_count": len(records)})
+    updated = last_updated if last_updated is not None else logged_at(run[-1], last) + 1
+    dump("progress.json", {"latest_step": last, "steps_with_samples": [last], "steps_with_distributions": [last],
+                           "last_updated_at": iso(updated)})
+    dump("distributions.json", {"bins": [{"min": 0.0, "max": ceiling, "count": 32}], "step": last})
+    dump("metadata.json", hosted_run_record(run_id))
+    if checkpoints:
+        dump("checkpoints.json", {"checkpoints": [
+            {"id": f"ck-{s}", "rft_run_id": run_id, "step": s, "storage_url": f"s3://ck/{s}", "status": "READY",
+             "created_at": "2026-11-30T11:00:00Z"} for s in checkpoints]})
+    final = {k: x for k, x in records[-2].items() if k not in ("step", "timestamp")}
+    dump("metrics_summary.json", {"run_id": run_id, "latest_step": last, "metrics": final})
+    return folder

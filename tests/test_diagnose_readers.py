@@ -81,7 +81,8 @@ def test_console_values_are_converted(tmp_path):
     _, run = read(path)
     value = {name: found.values[0] for name, found in run.series.items()}
     assert value == {"step_time": 62.0, "reward_mean": 0.5, "trainable_frac": 0.25, "off_policy_max": 3.0,
-                     "errored_frac": 0.125, "truncated_frac": 0.04, "grad_norm": 0.3, "learning_rate": 3e-6}
+                     "errored_frac": 0.125, "truncated_frac": 0.04, "grad_norm": 0.3, "learning_rate": 3e-6,
+                     "eval_reward": 0.9}  # the eval line's reward is the held-out eval's, not the step's
     assert run.nonfinite["log:Loss"].count == 1
 
 
@@ -136,11 +137,14 @@ def test_unknown_format(tmp_path):
     assert _refused(binary).code == "unknown-format"
 
 
-def test_json_that_is_not_one_object_per_line(tmp_path):
+def test_json_that_is_not_one_object_per_line_is_read_as_one_document(tmp_path):
     path = tmp_path / "metrics.jsonl"
     path.write_text('{\n  "step": 1,\n  "reward/all/mean": 0.5\n}\n')
+    kind, run = read(path)
+    assert kind == "json-document" and list(run.series["reward_mean"].values) == [0.5]
+    path.write_text('{\n  "step": 1,\n  "reward/all/mean": 0.5,\n  "loss/mean": \n}\n')
     error = _refused(path)
-    assert error.code == "unknown-format" and f"{path}:1" in error.message
+    assert error.code == "unknown-format" and f"{path}:5" in error.message and "one JSON document" in error.message
 
 
 def test_rows_without_a_step(tmp_path):
@@ -216,7 +220,7 @@ def test_rewards_off_the_0_1_scale_are_noted(tmp_path):
     path = tmp_path / "metrics.jsonl"
     path.write_text("".join(json.dumps({"step": s, "reward/all/mean": 1.2 + s / 10}) + "\n" for s in range(5)))
     _, run = read(path)
-    assert "assume a 0-1 scale" in run.notes[0]
+    assert "assume a 0-1 scale" in run.notes[0] and "the reward's own scale" in run.notes[0]
 
 
 def test_newer_run_directory_layout_and_time_keyed_rows(tmp_path):

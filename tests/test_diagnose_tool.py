@@ -96,11 +96,11 @@ id = "owner/reverse-text"
 @pytest.mark.parametrize(("text", "dialect", "expected"), [
     (CURRENT, "prime-rl-current",
      [("trainer.optim.lr", 3e-6, 1.5e-6), ("orchestrator.group_size", 4, 8), ("orchestrator.batch_size", 256, 512)]),
+    # A group of 8 or more already meets the remedy's floor: the batch is the lever, not the group.
     (CLASSIC, "prime-rl-classic",
-     [("trainer.optim.lr", 1e-5, 5e-6), ("orchestrator.rollouts_per_example", 16, 32),
-      ("orchestrator.batch_size", 128, 256)]),
+     [("trainer.optim.lr", 1e-5, 5e-6), ("orchestrator.batch_size", 128, 256)]),
     (HOSTED_LAB, "hosted-lab",
-     [("learning_rate", 1e-4, 5e-5), ("rollouts_per_example", 8, 16), ("batch_size", 128, 256)]),
+     [("learning_rate", 1e-4, 5e-5), ("batch_size", 128, 256)]),
 ])
 def test_with_config_deltas_name_the_dialects_keys(tmp_path, text, dialect, expected):
     config = tmp_path / "rl.toml"
@@ -129,9 +129,12 @@ def test_intent_without_a_key_in_the_dialect_says_so(tmp_path):
     result = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "m.jsonl", flat), config=config), Context())
     assert result.config_dialect == "prime-rl-transition"
     deltas = next(f for f in result.findings if f.code == "flat-reward").deltas
-    assert [(d.key, d.from_, d.to, d.change) for d in deltas] == [
-        ("orchestrator.group_size", 8, 16, "double, at least 8"), ("difficulty_filtering", None, True, "turn on")]
-    assert "prime-rl-transition has no single key" in deltas[1].why
+    assert [(d.key, d.from_, d.to, d.change) for d in deltas] == [("difficulty_filtering", None, True, "turn on")]
+    assert "prime-rl-transition has no single key" in deltas[0].why
+    config.write_text(config.read_text().replace("group_size = 8", "group_size = 4"))
+    result = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "m.jsonl", flat), config=config), Context())
+    deltas = next(f for f in result.findings if f.code == "flat-reward").deltas
+    assert [(d.key, d.from_, d.to) for d in deltas][0] == ("orchestrator.group_size", 4, 8)
 
 
 def test_filtering_on_by_default_in_the_current_dialect(tmp_path):

@@ -10,12 +10,22 @@ Formats (shared/research/prime-rl.md sections 3 and 4):
 - a run directory: its `metrics.jsonl` (`monitors/file/metrics.jsonl` from v0.9, rows tagged with
   their `producer`) and its logs (logs are read for out-of-memory lines, and for the series too
   when there is no metrics.jsonl).
+- a hosted run's exports, one file or a folder of them: the JSON the prime CLI prints
+  (prime_cli/commands/rl.py and api/{rl,billing}.py, 0.18.0) for `prime train metrics`
+  (`{"metrics": [records]}`), `rollouts` (`{run_id, samples[], total, page, limit, total_pages}`),
+  `progress` (`{latest_step, steps_with_samples[], steps_with_distributions[], last_updated_at}`),
+  `distributions` (`{bins[], step}`), `usage` (`RunUsage`: `run_id`, `training`, `inference`,
+  `total_cost_usd`, ...), `checkpoints` (`{checkpoints[{step, status, ...}]}`) and `get`
+  (`{run: {...}}`, the run record: `batch_size`, `rollouts_per_example`, `max_tokens`, ...), always
+  pretty-printed (indent 2); samples as JSON lines (results.jsonl); and summaries of our own making.
+  A JSON document that is not JSON lines is read as one document.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -35,9 +45,22 @@ FORMATS = {
     "prime-train-metrics": "`prime train metrics` JSON",
     "csv": "CSV export with a step column",
     "run-dir": "prime-rl run directory",
+    "json-document": "a JSON document (hosted run export)",
+    "hosted-export": "folder of hosted run exports (`prime train ... --output json`)",
 }
 HINT = ("pass a prime-rl metrics.jsonl, a trainer or orchestrator log, `prime train metrics RUN > m.json`, "
-        "a W&B CSV export with a step column, or a run directory")
+        "a W&B CSV export with a step column, a run directory, or a folder of `prime train` JSON exports")
+# A JSON document is parsed whole; beyond this size only the streamed `{"metrics": [...]}` shape is read.
+DOCUMENT_LIMIT = 256 << 20
+# Where a record or a document keeps its time (unix seconds or ISO 8601): prime-rl's file monitor
+# writes `time`; the platform's records are not documented, so its usual spellings are accepted too.
+TIME_KEYS = ("time", "timestamp", "_timestamp", "created_at", "createdAt")
+# The run record's fields (`RLRun`, prime_cli/api/rl.py) that diagnosis advice depends on, by intent.
+RUN_SETTINGS = {"rollouts_per_example": "group_size", "group_size": "group_size", "batch_size": "batch_size",
+                "max_tokens": "max_tokens", "learning_rate": "learning_rate", "seq_len": "seq_len",
+                "max_async_level": "max_async_level", "max_steps": "max_steps"}
+# Checkpoints the platform can resume from (`prime train checkpoints --status READY`).
+_USABLE_CHECKPOINT = frozenset({"READY", "UPLOADED", "COMPLETED", None})
 
 STEP_KEYS = ("step", "_step", "Step", "global_step", "train/global_step", "trainer/global_step")
 _HEAD_BYTES = 1 << 16
@@ -45,6 +68,8 @@ MAX_STEP = 1 << 53  # beyond any run, and where a float step stops being exact
 _CHUNK = 1 << 20
 
 _STEP_LINE = re.compile(r"(?:^|\s)Step (\d+) \| (.*)")
+# HEAD's orchestrator after an eval: `Evaluated {env} (Step {n}) | Policy v{k} | {time} | Reward .. | ...`.
+_EVAL_LINE = re.compile(r"Evaluated (\S+) \(Step (\d+)\) \| (.*)")
 _PAIR = re.compile(r"([A-Za-z][A-Za-z .\-]*?):?\s+([-+]?(?:\d|\.\d|(?i:nan|inf)).*)")
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|nan|inf(?:inity)?)", re.IGNORECASE)
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)\b")
@@ -87,6 +112,8 @@ def read(path: Path) -> tuple[str, Run]:
             why = f"; {collector.stepless} row(s) had no step (first at {collector.first_stepless})"
         elif collector.timed:
             why = f"; its {collector.timed} row(s) have \"step\": null (wall-clock samples, not training steps)"
+        elif collector.document:
+            why = f"; it holds {collector.document}"
         elif collector.malformed:
             why = f"; {collector.malformed} line(s) could not be parsed (first at {collector.first_malformed})"
         raise BadInput("no-steps", f"{path}: read as {FORMATS[kind]}, but found no step with metrics{why}",
@@ -109,10 +136,12 @@ def detect(path: Path) -> str:
         except (ValueError, RecursionError):
             if _METRICS_ARRAY.search(text[:4096]):
                 return "prime-train-metrics"  # pretty-printed
-            raise BadInput("unknown-format", f"{path}:1: starts like JSON but the first line is not a JSON object",
-                           f"metrics.jsonl needs one object per line; {HINT}") from None
+            return "json-document"  # pretty-printed: the prime CLI prints every --output json so
         if isinstance(record, dict) and isinstance(record.get("metrics"), list) and "step" not in record:
             return "prime-train-metrics"
+        one_line = len(text.strip().splitlines()) == 1
+        if one_line and isinstance(record, dict) and _document_kind(record) not in ("records", "summary"):
+            return "json-document"
         if isinstance(record, dict) and (_LOG_RECORD_KEYS & record.keys() or record.get("type") == "progress"):
             return "json-log"
         return "metrics-jsonl"
@@ -167,6 +196,9 @@ def _record(collector: Collector, clock: Clock, record: dict, where: str, scan: 
     step = record.get("step")
     time = record.get("time")
     timed = time.__class__ is float or time.__class__ is int
+    if time is None and not timed:
+        time = _record_time(record)
+        timed = time is not None
     if step is None:
         if "step" in record:
             collector.timed += 1  # newer prime-rl keys wall-clock samples (inference gauges) with "step": null
@@ -181,6 +213,16 @@ def _record(collector: Collector, clock: Clock, record: dict, where: str, scan: 
         collector.row(step, record, scan)
         if timed:
             clock.stamp(STEP_ROWS, time, step)
+
+
+def _record_time(record: dict) -> float | None:
+    for key in TIME_KEYS[1:]:
+        value = record.get(key)
+        if value.__class__ is float or value.__class__ is int:
+            return float(value) / (1000 if value > 1e11 else 1)  # milliseconds from JavaScript clocks
+        if isinstance(value, str):
+            return _unix_time(value.replace("Z", "+00:00"))
+    return None
 
 
 def _as_step(value: object) -> int | None:
@@ -257,10 +299,15 @@ def read_console_log(handle: TextIO, collector: Collector, where: str, series: b
                 stamp += days
                 previous = stamp
         found = _STEP_LINE.search(line)
+        evaluated = _EVAL_LINE.search(line) if not found and "Evaluated " in line else None
         if found:
             step = int(found.group(1))
             if series:
                 collector.row(step, _step_fields(found.group(2)), True)
+        elif evaluated:
+            reward = _step_fields(evaluated.group(3)).get("log:Reward")
+            if series and reward is not None:
+                collector.row(int(evaluated.group(2)), {"log:Eval Reward": reward}, False)
         elif _OOM.search(line):
             collector.oom(f"{where}:{number}", line, step)
         if stamp is not None:
@@ -395,7 +442,7 @@ def _read_run_dir(path: Path, collector: Collector) -> str:
             with _open(log) as handle:
                 read_console_log(handle, collector, _relative(log, path))
     else:
-        raise BadInput("empty-run-dir", f"{path} has neither metrics.jsonl nor logs/", HINT)
+        return _read_hosted_exports(path, collector)
     return "run-dir"
 
 
@@ -406,10 +453,196 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
+
+# --- hosted run exports ------------------------------------------------------------------------
+
+
+def _document_kind(document: object) -> str | None:
+    """What a parsed JSON document is, by the shape the prime CLI gives each command's output."""
+    if isinstance(document, list):
+        return "records"
+    if not isinstance(document, dict):
+        return None
+    if isinstance(document.get("metrics"), list):
+        return "records"
+    if isinstance(document.get("samples"), list):
+        return "samples"
+    if "latest_step" in document or "steps_with_samples" in document or "latestStep" in document:
+        return "progress"
+    if isinstance(document.get("checkpoints"), list):
+        return "checkpoints"
+    if isinstance(document.get("bins"), list):
+        return "distribution"
+    if "total_cost_usd" in document or ("training" in document and "inference" in document):
+        return "usage"
+    if isinstance(document.get("run"), dict) or ("base_model" in document and "status" in document):
+        return "run"
+    if "reward" in document and ("prompt" in document or "completion" in document or "example_id" in document):
+        return "samples"
+    if "step" in document or any(key in document for key in STEP_KEYS[1:]):
+        return "records"
+    if isinstance(document.get("metrics"), dict) or any("/" in str(key) for key in document):
+        return "summary"
+    return None
+
+
+_DOCUMENT_WHAT = {
+    "samples": "rollout samples (`prime train rollouts`)",
+    "progress": "run progress (`prime train progress`)",
+    "checkpoints": "checkpoints (`prime train checkpoints`)",
+    "distribution": "a reward or advantage histogram (`prime train distributions`)",
+    "usage": "token usage and cost (`prime train usage`)",
+    "run": "the run record (`prime train get`)",
+    "summary": "a summary without per-step records",
+}
+
+
+def _load_document(path: Path) -> object:
+    size = path.stat().st_size
+    if size > DOCUMENT_LIMIT:
+        raise BadInput("source-too-large", f"{path}: a {size >> 20} MiB JSON document that is not a metrics array",
+                       f"documents up to {DOCUMENT_LIMIT >> 20} MiB are read whole; save the metrics with "
+                       "`prime train metrics RUN --output json` or as JSON lines")
+    with _open(path) as handle:
+        text = handle.read()
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise BadInput("unknown-format", f"{path}: nested too deeply to be an export", HINT) from None
+    except ValueError as error:
+        raise BadInput("unknown-format", f"{path}:{error.lineno}: starts like JSON but is neither JSON lines nor "
+                       f"one JSON document ({error.msg})", f"metrics.jsonl needs one object per line; {HINT}") from None
+
+
+def read_json_document(handle: TextIO, collector: Collector, where: str) -> None:
+    """One pretty-printed or one-line JSON document: whichever of the hosted exports it is."""
+    handle.close()
+    path = Path(getattr(handle, "path", where))
+    kind = _read_document(_load_document(path), collector, where)
+    collector.document = _DOCUMENT_WHAT.get(kind or "", "metrics records" if kind else "no hosted export known")
+
+
+def _read_document(document: object, collector: Collector, where: str, records: bool = True) -> str | None:
+    kind = _document_kind(document)
+    clock = collector.clock(UNIX_CLOCK)
+    if kind == "records" and records:
+        items = document if isinstance(document, list) else document.get("metrics", [document])
+        if isinstance(document, dict) and "step" in document:
+            items = [document]
+        for index, record in enumerate(items):
+            if not isinstance(record, dict):
+                collector.bad_line(f"{where} record {index + 1}")
+                continue
+            nested = record.get("metrics")
+            if isinstance(nested, dict):
+                record = {**nested, **{k: v for k, v in record.items() if k != "metrics"}}
+            _record(collector, clock, record, f"{where} record {index + 1}", True)
+    elif kind == "samples":
+        samples = document.get("samples", [document]) if isinstance(document, dict) else []
+        _samples(collector, samples)
+    elif kind == "progress":
+        latest = document.get("latest_step", document.get("latestStep"))
+        stamp = _unix_time(str(document.get("last_updated_at") or document.get("lastUpdatedAt") or "")
+                           .replace("Z", "+00:00"))
+        if stamp is not None:
+            clock.stamp("platform", stamp, None)  # `train watch` adds the platform's last_updated_at the same way
+        if isinstance(latest, int):
+            collector.notes.append(f"{where}: the platform's latest step is {latest}")
+    elif kind == "checkpoints":
+        collector.checkpoints += [c["step"] for c in document["checkpoints"] if isinstance(c, dict)
+                                  and isinstance(c.get("step"), int) and c.get("status") in _USABLE_CHECKPOINT]
+    elif kind == "run":
+        record = document.get("run", document)
+        for field_name, intent in RUN_SETTINGS.items():
+            value = record.get(field_name)
+            if isinstance(value, int | float) and not isinstance(value, bool) and intent not in collector.settings:
+                collector.settings[intent] = value
+    elif kind == "summary" and records:
+        values = document.get("metrics") if isinstance(document.get("metrics"), dict) else document
+        step = document.get("step", document.get("latest_step"))
+        if _as_step(step) is None:
+            collector.notes.append(f"{where}: a summary of {len(values)} value(s) without a step; its per-step "
+                                   "metrics are in `prime train metrics RUN --output json`")
+        else:
+            _record(collector, clock, {**values, "step": step}, where, True)
+    return kind
+
+
+def _samples(collector: Collector, samples: list) -> None:
+    for sample in samples:
+        if not isinstance(sample, dict):
+            continue
+        reward = sample.get("reward", sample.get("score"))
+        if isinstance(reward, int | float) and not isinstance(reward, bool) and math.isfinite(reward):
+            collector.sample_reward(float(reward))
+
+
+def _is_samples_jsonl(path: Path) -> bool:
+    with _open(path) as handle:
+        first = next((line for line in handle if not line.isspace()), "")
+    try:
+        row = json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(row, dict) and _document_kind(row) == "samples"
+
+
+_EXPORT_SUFFIXES = (".json", ".jsonl")
+
+
+def _read_hosted_exports(path: Path, collector: Collector) -> str:
+    """A folder of hosted exports: metrics records first (a summary only when there are none), then
+    whatever else tells the story: samples (the reward's reach), progress (the platform's clock),
+    checkpoints, the run record (the config the advice must fit)."""
+    files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_EXPORT_SUFFIXES))
+    if not files:
+        raise BadInput("empty-run-dir", f"{path} has neither metrics.jsonl, logs/ nor hosted exports (*.json)", HINT)
+    summaries, seen = [], []
+    for file in files:
+        if file.name.endswith(".jsonl"):
+            if _is_samples_jsonl(file):
+                with _open(file) as handle:
+                    _samples(collector, [json.loads(line) for line in handle if not line.isspace()])
+                seen.append(f"{file.name} (rollout samples)")
+            else:
+                with _open(file) as handle:
+                    read_metrics_jsonl(handle, collector, file.name)
+                seen.append(f"{file.name} (metrics)")
+            continue
+        try:
+            kind = detect(file)
+        except BadInput as error:
+            collector.notes.append(f"{file.name} was skipped: {error.message}")
+            continue
+        if kind == "prime-train-metrics":
+            with _open(file) as handle:
+                read_prime_train_metrics(handle, collector, file.name)
+            seen.append(f"{file.name} (metrics)")
+            continue
+        document = _load_document(file) if kind == "json-document" or file.stat().st_size < DOCUMENT_LIMIT else None
+        what = _read_document(document, collector, file.name, records=False)
+        if what in ("records", "summary"):
+            summaries.append((file, document, what))
+        elif what is not None:
+            seen.append(f"{file.name} ({_DOCUMENT_WHAT[what]})")
+        else:
+            collector.notes.append(f"{file.name} is no hosted export diagnosis knows; skipped")
+    has_steps = bool(collector.steps_seen)
+    for file, document, what in summaries:
+        if what == "records" or not has_steps:
+            _read_document(document, collector, file.name)
+            seen.append(f"{file.name} ({'metrics' if what == 'records' else _DOCUMENT_WHAT[what]})")
+        else:
+            collector.notes.append(f"{file.name} ({_DOCUMENT_WHAT[what]}) was not read: the per-step metrics were")
+    collector.notes.append(f"read from {path.name}/: {', '.join(seen)}")
+    return "hosted-export"
+
+
 READERS = {
     "metrics-jsonl": read_metrics_jsonl,
     "console-log": read_console_log,
     "json-log": read_console_log,
     "prime-train-metrics": read_prime_train_metrics,
     "csv": read_csv,
+    "json-document": read_json_document,
 }

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 CANONICAL: dict[str, str] = {
     "reward_mean": "mean reward per step",
     "reward_std": "spread of rewards within a step",
+    "reward_max": "best reward in a step (of an example or a rollout)",
+    "reward_min": "worst reward in a step (of an example or a rollout)",
     "entropy": "policy entropy",
     "mismatch_kl": "trainer-vs-inference KL (k3)",
     "grad_norm": "gradient norm",
@@ -51,11 +53,12 @@ CANONICAL: dict[str, str] = {
     "perplexity": "training perplexity (SFT)",
     "val_loss": "validation loss (SFT)",
     "val_perplexity": "validation perplexity (SFT)",
+    "filtered_frac": "share of rollouts the orchestrator's filters dropped",
 }
 
 # Shares of rollouts or groups; an era that logged a count under such a name is not judged as one.
 SHARES = frozenset({"truncated_frac", "trainable_frac", "solved_all_frac", "solved_none_frac", "errored_frac",
-                    "timeout_frac", "eval_truncated_frac", "eval_errored_frac", "expert_cold_frac"})
+                    "timeout_frac", "eval_truncated_frac", "eval_errored_frac", "expert_cold_frac", "filtered_frac"})
 
 # Trainer and orchestrator both log `time/step` into one metrics.jsonl (and both print a time in
 # their step lines); the longer of the two is the step's wall time. Elsewhere a repeated step
@@ -76,6 +79,10 @@ _CROSSWALK: tuple[tuple[str, str, int], ...] = (
     (rf"{_AGG_EFF}/reward/mean|reward/mean", "reward_mean", 1),
     (rf"{_ENV_ALL}/reward/mean|reward/{_A}/mean", "reward_mean", 2),
     (r"critic/score/mean|reward|rollout/reward", "reward_mean", 3),
+    (rf"{_AGG_ALL}/reward/max|reward/all/max|reward/max", "reward_max", 0),
+    (rf"{_AGG_EFF}/reward/max|reward/{_A}/max", "reward_max", 2),
+    (rf"{_AGG_ALL}/reward/min|reward/all/min|reward/min", "reward_min", 0),
+    (rf"{_AGG_EFF}/reward/min|reward/{_A}/min", "reward_min", 2),
     (rf"{_AGG_ALL}/reward/std|reward/all/std", "reward_std", 0),
     (rf"{_AGG_EFF}/reward/std|reward/std|reward_std|critic/score/std", "reward_std", 1),
     (r"entropy/all/mean|entropy/mean|log:Entropy", "entropy", 0),
@@ -89,21 +96,28 @@ _CROSSWALK: tuple[tuple[str, str, int], ...] = (
     (r"loss/mean|log:Loss", "loss", 0),
     (r"loss|actor/pg_loss", "loss", 3),
     # Output tokens first; `seq_len` (classic era, and the docs' name) counts the prompt as well.
-    (r"train/agg/all/num_output_tokens/mean|completion_len/all/mean|completion_len/mean", "response_length", 0),
+    # `decode_len` is the hosted orchestrator's output tokens per rollout (prefill_len is the prompt).
+    (r"train/agg/all/num_output_tokens/mean|completion_len/all/mean|completion_len/mean|decode_len/all/mean"
+     r"|decode_len/mean", "response_length", 0),
     (r"train/agg/effective/num_output_tokens/mean", "response_length", 1),
-    (rf"train/{_A}/all/num_output_tokens/mean|completion_len/{_A}/mean", "response_length", 2),
+    (rf"train/{_A}/all/num_output_tokens/mean|completion_len/{_A}/mean|decode_len/{_A}/mean", "response_length", 2),
     (r"seq_len/all/mean|seq_len/mean|log:Seq\. Length", "response_length", 2),
     (rf"seq_len/{_A}/mean|train/agg/(?:all|effective)/num_total_tokens/mean", "response_length", 3),
     (r"response_length/mean|completions/mean_length", "response_length", 3),
     # Eval rows: `eval/<env>/<subset>/<agent>/avg@k` (HEAD), `eval/<env>/avg@k` (classic).
-    (rf"eval/{_A}/all/{_A}/avg@\d+|eval/{_A}/avg@\d+", "eval_reward", 0),
+    (rf"eval/{_A}/all/{_A}/avg@\d+|eval/{_A}/avg@\d+|log:Eval Reward", "eval_reward", 0),
     (rf"eval/{_A}/effective/{_A}/avg@\d+|eval/{_A}/all/{_A}/reward/mean", "eval_reward", 1),
     (rf"{_AGG_ALL}/is_truncated/mean|is_truncated/all/mean|log:Truncation", "truncated_frac", 0),
     (rf"{_AGG_EFF}/is_truncated/mean|is_truncated/mean", "truncated_frac", 1),
     (r"response_length/clip_ratio|completions/clipped_ratio|ppo_actor/no_eos_ratio", "truncated_frac", 3),
     (rf"{_AGG_ALL}/is_trainable/mean|log:Trainable", "trainable_frac", 0),
+    # The hosted orchestrator's share of problems with mixed outcomes: 1 - solve_none - solve_all.
+    (r"effective_batch_size/all", "trainable_frac", 1),
+    (rf"effective_batch_size/{_A}", "trainable_frac", 2),
     (rf"{_AGG_ALL}/solved_all|solve_all/all", "solved_all_frac", 0),
+    (rf"solve_all/{_A}", "solved_all_frac", 2),
     (rf"{_AGG_ALL}/solved_none|solve_none/all", "solved_none_frac", 0),
+    (rf"solve_none/{_A}", "solved_none_frac", 2),
     (rf"{_AGG_ALL}/solved_some", "solved_some_frac", 0),
     (rf"{_AGG_ALL}/has_error/mean|has_error/mean|log:Error", "errored_frac", 0),
     (r"errored_rollouts/all", "errored_frac", 1),
@@ -128,6 +142,8 @@ _CROSSWALK: tuple[tuple[str, str, int], ...] = (
     (r"loss/perplexity", "perplexity", 0),
     (r"val/loss", "val_loss", 0),
     (r"val/perplexity", "val_perplexity", 0),
+    (r"filters/all/is_filtered", "filtered_frac", 0),
+    (rf"filters/{_A}/is_filtered", "filtered_frac", 2),
 )
 _COMPILED = tuple((re.compile(pattern), canonical, rank) for pattern, canonical, rank in _CROSSWALK)
 # TRL logs the share of groups whose rewards all agree; the trainable share is its complement.
@@ -140,6 +156,29 @@ _COMPLEMENT = {"frac_reward_zero_std": "trainable_frac"}
 _NOT_METRICS = frozenset({"step", "_step", "Step", "global_step", "train/global_step", "trainer/global_step", "time",
                           "timestamp", "_timestamp", "_runtime", "epoch", "train/epoch", "producer",
                           "progress/epoch", "progress/num_samples", "progress/num_tokens"})
+
+# Families a hosted run logs that no signature judges, named in `notes` by what they measure
+# (the hosted orchestrator's buffer and filters; rl-stability.md section 2; research/prime-rl.md 3.3).
+KNOWN_FAMILIES = {
+    "evicted_examples/": "share of examples evicted from the easy/hard pools (difficulty buffer)",
+    "filtered_rollouts/": "share of rollouts filtered out per pool (difficulty buffer)",
+    "pool/": "the difficulty buffer's pool shares",
+    "filters/": "per-filter shares of filtered rollouts",
+    "elastic/": "the elastic inference pool (servers and their state)",
+    "prefill_len/": "prompt tokens per rollout",
+    "seq_len/": "prompt and output tokens per rollout",
+    "decode_len/": "output tokens per rollout (min/max/per env)",
+    "effective_batch_size/": "share of problems with mixed outcomes (per env)",
+    "timing/": "time per rollout phase",
+    "stop_condition/": "why rollouts stopped",
+    "samples_per_rollout/": "samples per rollout",
+    "num_turns/": "turns per rollout",
+    "metrics/": "the environment's own metrics",
+    "batch/": "each environment's share of the batch",
+    "progress/": "counters of what was consumed",
+    "solve_all/": "share of problems solved by every rollout (binary rewards)",
+    "solve_none/": "share of problems no rollout solved",
+}
 
 _NONFINITE_WORDS = frozenset({"nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity"})
 
@@ -233,6 +272,8 @@ class Run:
     unread: list[str] = field(default_factory=list)  # metric names the run has that no reader maps
     clocks: dict[str, Clock] = field(default_factory=dict)
     checkpoints: list[int] = field(default_factory=list)  # steps with a checkpoint in the run folder
+    settings: dict[str, float] = field(default_factory=dict)  # intent -> value, from a hosted run record
+    sample_rewards: tuple[float, float] | None = None  # (lowest, highest) reward of any exported rollout
 
     @property
     def first_step(self) -> int | None:
@@ -272,6 +313,18 @@ class Collector:
         self.first_stepless = ""
         self.malformed = 0
         self.first_malformed = ""
+        self.settings: dict[str, float] = {}
+        self.document = ""  # what a JSON document turned out to be, when it had no steps
+        self._sample_low = math.inf
+        self._sample_high = -math.inf
+
+    @property
+    def steps_seen(self) -> int:
+        return len(self._steps)
+
+    def sample_reward(self, reward: float) -> None:
+        self._sample_low = min(self._sample_low, reward)
+        self._sample_high = max(self._sample_high, reward)
 
     def row(self, step: int, row: dict, scan: bool) -> None:
         """One row of one step. `scan`: the row may hold non-finite values outside the crosswalk."""
@@ -349,19 +402,29 @@ class Collector:
         reward = series.get("reward_mean")
         if reward is not None and not 0 <= min(reward.values) <= max(reward.values) <= 1:
             notes.append(f"rewards range {min(reward.values):.3g} to {max(reward.values):.3g}: the reward "
-                         "thresholds assume a 0-1 scale")
+                         "thresholds, which assume a 0-1 scale, are applied to the reward's own scale (its floor to "
+                         "the best reward an example or rollout reached)")
         if self.stepless:
             notes.append(f"{self.stepless} row(s) had no step and were skipped (first at {self.first_stepless})")
         if self.malformed:
             notes.append(f"{self.malformed} line(s) could not be parsed and were skipped "
                          f"(first at {self.first_malformed})")
+        families: dict[str, int] = {}
+        for name in self._unread:
+            family = next((f for f in KNOWN_FAMILIES if name.startswith(f)), None)
+            if family is not None:
+                families[family] = families.get(family, 0) + 1
+        if families:
+            notes.append("read but judged by no signature: " + "; ".join(
+                f"{family}* ({count}: {KNOWN_FAMILIES[family]})" for family, count in sorted(families.items())))
         if self._unread:
             shown = sorted(self._unread)
             more = f", and {len(shown) - 12} more (all in `unread`)" if len(shown) > 12 else ""
             notes.append(f"{len(shown)} metric(s) that no reader maps were not judged"
                          f" (`log:` names are console labels): {', '.join(shown[:12])}{more}")
+        samples = (self._sample_low, self._sample_high) if self._sample_high >= self._sample_low else None
         return Run(series, array("q", sorted(set(self._steps))), self.nonfinite, self.ooms, notes,
-                   sorted(self._unread), self.clocks, sorted(self.checkpoints))
+                   sorted(self._unread), self.clocks, sorted(set(self.checkpoints)), dict(self.settings), samples)
 
 
 def _track_for(name: str) -> Track | None:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import math
 import operator
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any
 
 from tools.diagnose import stats
@@ -59,6 +59,9 @@ WAIT_INFO = 0.25  # derived: a pipelined run always waits a little; below a quar
 WAIT_WARNING = 0.5  # one side waits for more than half of the step
 
 SMOOTH = 20  # onsets are read on the centred 20-step mean, like the S4 trend
+# The change-point behind a crossing is looked for up to 1000 values before it (a slow slide is
+# seldom longer; the window bounds the cost on a 50,000-step run). Derived.
+ONSET_LOOKBACK = 1000
 START_POINTS = 10  # a run's starting level: the mean of its first 10 values (or first 5% when longer)
 # Reward collapse (derived; the rise-peak-fall shape of the playbook's "instability" bin): the reward
 # rose by at least 0.1 (about 10 standard errors of a 20-step mean of 128 rollouts), fell back by at
@@ -86,6 +89,7 @@ ENTROPY_EXPLOSION_ONSET = 1.5  # ... an explosion where it passed 1.5x its start
 # intervals, or the last two steps were more than 10 intervals apart (by the source's own clock).
 STALL_FACTOR = 10.0
 STALL_MIN_STEPS = 5
+STALL_WINDOW = 10  # the usual step time is the median pace over 10-step windows (derived)
 SPIKE_REPEAT = 3  # S12 refined: one or two spikes the grad norm settles after are info, not a warning
 SPIKE_SETTLE = 2.0  # ... unless the median after them stays at 2x the median before
 PRECURSOR_STEPS = 50  # a finding up to 50 steps before its cause began is a first sign of it (derived)
@@ -101,6 +105,15 @@ class Change:
     factor: float | None = None
     value: Any = None
     floor: float | None = None
+    enough: float | None = None  # a value at or past this (in the change's direction) needs no change
+
+    def satisfied(self, current: Any) -> bool:
+        """Whether the config already is where this remedy would take it."""
+        if isinstance(current, bool) or not isinstance(current, int | float):
+            return self.value is not None and current == self.value
+        if self.value is not None:
+            return current == self.value
+        return self.enough is not None and (current - self.enough) * self.direction >= 0
 
     def apply(self, current: Any) -> Any:
         if self.value is not None:
@@ -133,14 +146,33 @@ class Hit:
 
 @dataclass
 class View:
-    """The run as the checks see it."""
+    """The run as the checks see it: rewards on a 0-1 scale (the reward's own floor and ceiling)."""
 
     run: Run
     off_policy_cap: int = OFF_POLICY_CAP
+    scale: tuple[float, float] = (0.0, 1.0)  # the reward's floor and ceiling, in its own units
+    _scaled: dict[str, Series] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.scale = reward_scale(self.run)
+        low, high = self.scale
+        for name in ("reward_mean", "eval_reward"):
+            found = self.run.series.get(name)
+            if found is not None and self.scale != (0.0, 1.0):
+                self._scaled[name] = Series(name, found.raw, found.steps,
+                                            array("d", ((v - low) / (high - low) for v in found.values)))
 
     def series(self, name: str, points: int = MIN_LEVEL_POINTS) -> Series | None:
-        found = self.run.series.get(name)
+        found = self._scaled.get(name) or self.run.series.get(name)
         return found if found is not None and len(found) >= points else None
+
+    def reward(self, share: float) -> float:
+        """A reward on the 0-1 scale the checks use, back in the reward's own units."""
+        return self.scale[0] + share * (self.scale[1] - self.scale[0])
+
+    @property
+    def rescaled(self) -> bool:
+        return self.scale != (0.0, 1.0)
 
     def recent(self, name: str, points: int = MIN_LEVEL_POINTS) -> tuple[list[int], list[float]] | None:
         found = self.series(name, points)
@@ -150,14 +182,58 @@ class View:
         return list(steps), list(values)
 
 
+def reward_scale(run: Run) -> tuple[float, float]:
+    """The reward's floor and ceiling: 0-1 unless the run shows more. The ceiling is the best reward
+    any example or rollout reached (`reward/*/max`, exported samples), so a reward that climbs to it
+    is at its top whatever its units; without those, the highest mean the run logged."""
+    highs, lows = [1.0], [0.0]
+    for name, into, pick in (("reward_max", highs, max), ("reward_mean", highs, max), ("reward_min", lows, min),
+                             ("reward_mean", lows, min)):
+        found = run.series.get(name)
+        if found is not None and len(found):
+            into.append(pick(found.values))
+    if run.sample_rewards is not None:
+        lows.append(run.sample_rewards[0])
+        highs.append(run.sample_rewards[1])
+    low, high = min(lows), max(highs)
+    return (low, high) if high - low > 1e-12 else (0.0, 1.0)
+
+
 def _span(steps: list[int]) -> tuple[int, int]:
     return steps[0], steps[-1]
 
 
-def _began(found: Series, past: Callable[[float], bool]) -> int | None:
-    """The step where the series' smoothed values last crossed into `past` and stayed there."""
-    start = stats.onset(stats.rolling_mean(found.values, SMOOTH), past)
-    return None if start is None else found.steps[start]
+def _began(found: Series | None, past: Callable[[float], bool], direction: int = 0) -> int | None:
+    """Where the change that carried the series into `past` (and kept it there) began: the change-point
+    of its smoothed values before the crossing, when the slope bends there in `direction` (+1 up, -1
+    down); the crossing itself when no such bend stands out. Onset, not threshold: a rollback before it
+    lands before the decline, not where the decline passed a line."""
+    if found is None:
+        return None
+    smoothed = stats.rolling_mean(found.values, SMOOTH)
+    start = stats.onset(smoothed, past)
+    if start is None:
+        return None
+    if direction:
+        start = _changed(smoothed, max(0, start - ONSET_LOOKBACK), start, start, direction)
+    return found.steps[start]
+
+
+def _turned(found: Series, smoothed: list[float], turn: int, crossed: int, direction: int) -> int:
+    """The step where a series that turned at index `turn` (its peak or trough) began to move away:
+    the change-point near the turn (a smoothed peak is itself a little off) or after it, up to where
+    it crossed its line; the fit sees as much before the turn as after, so the bend stands out."""
+    lo = max(0, turn - max(SMOOTH, crossed - turn))
+    return found.steps[_changed(smoothed, lo, crossed, crossed, direction, turn - SMOOTH // 2)]
+
+
+def _changed(smoothed: list[float], lo: int, crossed: int, fallback: int, direction: int, floor: int = 0) -> int:
+    hi = min(len(smoothed) - 1, crossed + SMOOTH)
+    lo = max(0, min(lo, crossed - SMOOTH))
+    found = stats.hinge(smoothed, lo, hi, max(lo + 1, floor), min(crossed, hi - 1))
+    if found is None or found[1] * direction <= 0:
+        return fallback
+    return found[0]
 
 
 def _start_level(found: Series) -> float:
@@ -192,19 +268,40 @@ def check_flat(view: View) -> Hit | None:
 
 
 def check_saturated(view: View) -> Hit | None:
+    """Near the ceiling of the reward's own scale. A reward that climbed there is a success (info);
+    one that started there had nothing to learn (a warning: the data is too easy)."""
     recent = view.recent("reward_mean")
-    solved = view.recent("solved_all_frac")
+    solved = view.recent("solved_all_frac") if _solved_all_measured(view) else None
     level = stats.mean(recent[1]) if recent else None
     share = stats.mean(solved[1]) if solved else None
     if (level is None or level < SATURATED_REWARD) and (share is None or share < SATURATED_SOLVED_ALL):
         return None
-    evidence = {"recent_mean_reward": level, "recent_solved_all_share": share}
+    found = view.series("reward_mean")
+    start = _start_level(found) if found is not None else None
+    climbed = start is not None and start < SATURATED_REWARD and (level or 0) - start >= COLLAPSE_MIN_GAIN
+    evidence = {"recent_mean_reward": view.reward(level) if level is not None else None,
+                "recent_solved_all_share": share, "reward_ceiling": view.scale[1],
+                "start_reward": view.reward(start) if start is not None else None}
     steps = (recent or solved)[0]
-    says = f"mean reward {level:.3f}" if level is not None else ""
+    says = f"mean reward {view.reward(level):.3g} of a ceiling of {view.scale[1]:.3g}" if level is not None else ""
     if share is not None:
         says = ", ".join(filter(None, [says, f"{share:.0%} of groups solved by every rollout"]))
-    began = _began(view.series("reward_mean"), lambda v: v >= SATURATED_REWARD) if recent else None
-    return Hit(_span(steps), {k: v for k, v in evidence.items() if v is not None}, says, first_step=began)
+    says += (f"; it climbed there from {view.reward(start):.3g}: the task is learned" if climbed
+             else "; it started there: nothing left to learn")
+    began = _began(found, lambda v: v >= SATURATED_REWARD) if recent else None
+    return Hit(_span(steps), {k: v for k, v in evidence.items() if v is not None}, says,
+               severity="info" if climbed else None, first_step=began)
+
+
+def _solved_all_measured(view: View) -> bool:
+    """The solved-by-every-rollout share means something only for a 0-1 reward: the hosted and
+    classic orchestrators count a group as solved when its rewards sum to the group size. Where the
+    reward sits at its top while that share stays near zero, it measures nothing."""
+    if view.rescaled:
+        return False
+    solved, reward = view.recent("solved_all_frac"), view.recent("reward_mean")
+    return solved is None or reward is None or not (stats.mean(reward[1]) >= SATURATED_REWARD
+                                                     and stats.mean(solved[1]) < 1 - SATURATED_REWARD)
 
 
 def check_unstable(view: View) -> Hit | None:
@@ -216,9 +313,12 @@ def check_unstable(view: View) -> Hit | None:
     if spread <= UNSTABLE_SPREAD:
         return None
     steps = list(found.steps[-RECENT:])
+    width = view.scale[1] - view.scale[0]
     return Hit(_span(steps),
-               {"spread_around_trend": spread, "threshold": UNSTABLE_SPREAD, "trend_window": TREND_WINDOW},
-               f"reward swings by {spread:.3f} (std) around its {TREND_WINDOW}-step trend")
+               {"spread_around_trend": spread * width, "threshold": UNSTABLE_SPREAD * width,
+                "trend_window": TREND_WINDOW},
+               f"reward swings by {spread * width:.3g} (std) around its {TREND_WINDOW}-step trend"
+               + (f" (a reward of scale {view.scale[0]:g}-{view.scale[1]:g})" if view.rescaled else ""))
 
 
 def check_slow(view: View) -> Hit | None:
@@ -270,7 +370,7 @@ def check_entropy_collapse(view: View) -> Hit | None:
     if found is None or found[3] >= ENTROPY_COLLAPSE:
         return None
     steps, values, baseline, ratio = found
-    began = _began(view.series("entropy"), lambda v: v < ENTROPY_ONSET * baseline)
+    began = _began(view.series("entropy"), lambda v: v < ENTROPY_ONSET * baseline, -1)
     return Hit(_span(steps), {"baseline_entropy": baseline, "recent_entropy": stats.mean(values), "ratio": ratio,
                               "threshold": ENTROPY_COLLAPSE},
                f"entropy fell to {ratio:.0%} of its first-{ENTROPY_BASELINE_STEPS}-step value", first_step=began)
@@ -284,7 +384,7 @@ def check_entropy_explosion(view: View) -> Hit | None:
     b, z = _trend(steps, values)
     if z <= SLOPE_Z or b * (steps[-1] - steps[0]) < ENTROPY_RISE * stats.mean(values):
         return None
-    began = _began(view.series("entropy"), lambda v: v > ENTROPY_EXPLOSION_ONSET * baseline)
+    began = _began(view.series("entropy"), lambda v: v > ENTROPY_EXPLOSION_ONSET * baseline, 1)
     return Hit(_span(steps), {"baseline_entropy": baseline, "recent_entropy": stats.mean(values), "ratio": ratio,
                               "slope_per_step": b, "threshold": ENTROPY_EXPLOSION},
                f"entropy at {ratio:.0%} of its first-{ENTROPY_BASELINE_STEPS}-step value and still rising",
@@ -302,7 +402,7 @@ def _share(view: View, name: str, threshold: float, below: bool, what: str) -> H
         return None
     return Hit(_span(recent[0]), {f"recent_{name.removesuffix('_frac')}_share": share, "threshold": threshold},
                f"{share:.1%} of rollouts {what} over the last {len(recent[1])} steps",
-               first_step=_began(view.series(name), past))
+               first_step=_began(view.series(name), past, -1 if below else 1))
 
 
 def check_truncation(view: View) -> Hit | None:
@@ -331,7 +431,7 @@ def check_mismatch_high(view: View) -> Hit | None:
         return None
     return Hit(_span(recent[0]), {"recent_median_mismatch_kl": level, "threshold": MISMATCH_HIGH},
                f"median mismatch KL {level:.3g} over the last {len(recent[1])} steps",
-               first_step=_began(view.series("mismatch_kl"), lambda v: v > MISMATCH_HIGH))
+               first_step=_began(view.series("mismatch_kl"), lambda v: v > MISMATCH_HIGH, 1))
 
 
 def check_nonfinite(view: View) -> Hit | None:
@@ -427,18 +527,26 @@ def check_errored(view: View) -> Hit | None:
 
 
 def _waiting(view: View, wait: str, who: str) -> Hit | None:
-    waits, times = view.recent(wait), view.recent("step_time")
+    """The share of the recent steps' time spent waiting: total wait over total step time on the
+    steps both report. Totals, not per-step medians: an asynchronous pipeline alternates long and
+    near-empty steps, and a median wait over a median step can exceed the step itself."""
+    waits, times = view.series(wait), view.series("step_time")
     if waits is None or times is None:
         return None
-    step_time = stats.median(times[1])
-    if step_time <= 0:
+    pairs = [(step, w, t) for step, w in zip(*waits.recent(RECENT), strict=True)
+             if (t := times.at(step)) is not None]
+    if len(pairs) < MIN_LEVEL_POINTS:
         return None
-    share = stats.median(waits[1]) / step_time
+    waited, took = math.fsum(w for _, w, _ in pairs), math.fsum(t for _, _, t in pairs)
+    if took <= 0:
+        return None
+    share = min(1.0, waited / took)  # a wait logged by one side can outlast the other side's step
     if share <= WAIT_INFO:
         return None
     severity: Severity = "warning" if share > WAIT_WARNING else "info"
-    return Hit(_span(waits[0]), {"median_wait_s": stats.median(waits[1]), "median_step_s": step_time,
-                                 "wait_share_of_step": share}, f"{who} waits {share:.0%} of each step", severity)
+    return Hit((pairs[0][0], pairs[-1][0]), {"mean_wait_s": waited / len(pairs), "mean_step_s": took / len(pairs),
+                                             "wait_share_of_step": share},
+               f"{who} waits {share:.0%} of its time (over the last {len(pairs)} steps)", severity)
 
 
 def check_trainer_bottleneck(view: View) -> Hit | None:
@@ -474,11 +582,13 @@ def check_collapse(view: View) -> Hit | None:
     while fall + 1 < len(smoothed) and smoothed[fall + 1] >= peak - COLLAPSE_ONSET * gain:
         fall += 1
     lost = (peak - recent) / gain
+    shown = view.reward
     return Hit((found.steps[fall], found.steps[-1]),
-               {"start_reward": start, "peak_reward": peak, "peak_step": found.steps[peak_at], "recent_reward": recent,
-                "share_of_gain_lost": lost, "threshold": COLLAPSE_SHARE},
-               f"reward rose from {start:.3f} to {peak:.3f} (step {found.steps[peak_at]}), then fell back to "
-               f"{recent:.3f}: {lost:.0%} of its gain lost, and it stays down")
+               {"start_reward": shown(start), "peak_reward": shown(peak), "peak_step": found.steps[peak_at],
+                "recent_reward": shown(recent), "share_of_gain_lost": lost, "threshold": COLLAPSE_SHARE},
+               f"reward rose from {shown(start):.3f} to {shown(peak):.3f} (step {found.steps[peak_at]}), then fell "
+               f"back to {shown(recent):.3f}: {lost:.0%} of its gain lost, and it stays down",
+               first_step=_turned(found, smoothed, peak_at, fall, -1))
 
 
 def check_hacking(view: View) -> Hit | None:
@@ -538,7 +648,10 @@ def check_stalled(view: View) -> Hit | None:
         if len(clock.step_times) < STALL_MIN_STEPS:
             continue
         ordered = sorted(clock.step_times.items())
-        gaps = [(t1 - t0) / (s1 - s0) for (s0, t0), (s1, t1) in pairwise(ordered) if s1 > s0]
+        # Over windows of steps: an asynchronous pipeline reports steps in bursts (tens of seconds,
+        # then hundredths), and the median of single gaps would be a burst's, not the run's pace.
+        span = min(STALL_WINDOW, len(ordered) - 1)
+        gaps = [(t1 - t0) / (s1 - s0) for (s0, t0), (s1, t1) in zip(ordered, ordered[span:], strict=False) if s1 > s0]
         usual = stats.median(gaps) if gaps else 0.0
         if usual <= 0:
             continue
@@ -571,8 +684,10 @@ def check_oom(view: View) -> Hit | None:
 
 
 LOWER_LR = Change("learning_rate", "halve", "smaller steps keep updates inside the trust region", 0.5)
+# prime-rl's docs put the group floor at 8 (rl-stability.md 5.1): a group of 8 or more is not the lever.
 RAISE_GROUP = Change("group_size", "double, at least 8",
-                     "more rollouts per prompt make a mixed-reward group likelier: P(all fail) = (1-p)^G", 2, floor=8)
+                     "more rollouts per prompt make a mixed-reward group likelier: P(all fail) = (1-p)^G", 2, floor=8,
+                     enough=8)
 RAISE_BATCH = Change("batch_size", "double", "a larger batch averages out step-to-step noise", 2)
 FILTER = Change("difficulty_filtering", "turn on",
                 "drops groups that are all-pass or all-fail so every step has signal", value=True)
@@ -588,6 +703,7 @@ class Signature:
     stop_when: tuple[str, ...] = field(default=())
     explains: tuple[str, ...] = ()  # codes that, found after this one began, are its consequences
     holds: tuple[str, ...] = ()  # intents a consequence's remedy may not push (it would fight this cause)
+    anytime: tuple[str, ...] = ()  # codes it explains whenever they began (what it consists of)
     rolls_back: bool = True  # False: the run was never right (or only a limit is off), so fix forward
     reads_samples: bool = False  # the finding points at the rollouts to read
 
@@ -654,7 +770,8 @@ SIGNATURES: tuple[Signature, ...] = (
               ("data too easy for the current policy, or normal late-training saturation",),
               (FILTER,),
               ("mixed-reward groups back above half", "held-out eval reward still rising"),
-              explains=("zero-advantage-dominant",), rolls_back=False),
+              # Groups that all pass are what a reward at its ceiling is made of, however early they grew.
+              explains=("zero-advantage-dominant",), anytime=("zero-advantage-dominant",), rolls_back=False),
     Signature("unstable-reward", "warning", check_unstable,
               ("batch or group too small (playbook bin 2)", "learning rate too high",
                "several optimizer steps per rollout batch or too much asynchrony"),
@@ -666,7 +783,8 @@ SIGNATURES: tuple[Signature, ...] = (
                "vLLM cascade attention on long multi-turn contexts", "staleness"),
               (Change("max_off_policy_steps", "halve", "less stale data widens the mismatch less", 0.5), LOWER_LR),
               (f"median mismatch KL back below {MISMATCH_HIGH} for 50 steps", "grad norm flat"),
-              explains=("non-finite", "grad-norm-spike", "entropy-explosion", "reward-collapse", "unstable-reward")),
+              explains=("non-finite", "grad-norm-spike", "entropy-explosion", "reward-collapse", "unstable-reward"),
+              holds=("max_tokens",)),  # longer sequences widen the mismatch (rl-stability.md S10)
     Signature("entropy-collapse", "warning", check_entropy_collapse,
               ("symmetric clipping with too small an upper epsilon", "rollout temperature below 1",
                "many optimizer updates per rollout batch"),

@@ -84,3 +84,50 @@ def onset(smoothed: Sequence[float], past: Callable[[float], bool]) -> int | Non
     while start > 0 and past(smoothed[start - 1]):
         start -= 1
     return start
+
+
+def hinge(values: Sequence[float], lo: int, hi: int, first: int, last: int) -> tuple[int, float] | None:
+    """The change-point of `values[lo:hi + 1]`: the index h in [first, last] where a line that bends
+    once (continuous, its slope changing at h) fits best, with the change of slope there. Sums over
+    the window are kept as prefix sums, so each candidate costs a 3x3 solve: O(n) in all."""
+    n = hi - lo + 1
+    if n < 6 or not lo < first <= last < hi:
+        return None
+    px, pxx, py, pxy = [0.0], [0.0], [0.0], [0.0]
+    for i in range(lo, hi + 1):
+        x, y = float(i - lo), values[i]
+        px.append(px[-1] + x)
+        pxx.append(pxx[-1] + x * x)
+        py.append(py[-1] + y)
+        pxy.append(pxy[-1] + x * y)
+    sx, sxx, sy, sxy = px[-1], pxx[-1], py[-1], pxy[-1]
+    syy = math.fsum(values[i] ** 2 for i in range(lo, hi + 1))
+    best: tuple[float, int, float] | None = None
+    for h in range(first, last + 1):
+        k = h - lo  # u = max(0, x - k) is non-zero from x = k on
+        m = n - k
+        tx, txx, ty, txy = sx - px[k], sxx - pxx[k], sy - py[k], sxy - pxy[k]
+        su, suu, sxu, suy = tx - k * m, txx - 2 * k * tx + k * k * m, txx - k * tx, txy - k * ty
+        gram = ((float(n), sx, su), (sx, sxx, sxu), (su, sxu, suu))
+        solved = _solve3(gram, (sy, sxy, suy))
+        if solved is None:
+            continue
+        sse = syy - (solved[0] * sy + solved[1] * sxy + solved[2] * suy)
+        if best is None or sse < best[0]:
+            best = (sse, h, solved[2])
+    return None if best is None else (best[1], best[2])
+
+
+def _solve3(a: tuple[tuple[float, ...], ...], b: tuple[float, ...]) -> tuple[float, float, float] | None:
+    """Cramer's rule for a 3x3 system; None when it is singular."""
+    def det(m: tuple[tuple[float, ...], ...]) -> float:
+        return (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+                + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
+    whole = det(a)
+    if abs(whole) < 1e-12 * max(1.0, abs(a[0][0] * a[1][1] * a[2][2])):
+        return None
+    columns = []
+    for c in range(3):
+        m = tuple(tuple(b[r] if j == c else a[r][j] for j in range(3)) for r in range(3))
+        columns.append(det(m) / whole)
+    return columns[0], columns[1], columns[2]

@@ -49,8 +49,13 @@ def tell(findings: Sequence[Begun]) -> Story:
     caused_by: dict[str, str] = {}
     for index, finding in enumerate(ordered):
         for place, cause in enumerate(ordered):
+            # A finding that began before its would-be cause is only its first sign when it could not
+            # be that cause's own cause: of two findings that explain each other, the earlier leads
+            # (an entropy explosion that a reward collapse follows is the story's root).
+            early = finding.first_step < cause.first_step and cause.code in BY_CODE[finding.code].explains
             if (cause is not finding and finding.code in BY_CODE[cause.code].explains
-                    and finding.first_step >= cause.first_step - PRECURSOR_STEPS
+                    and (finding.first_step >= cause.first_step - PRECURSOR_STEPS
+                         or finding.code in BY_CODE[cause.code].anytime) and not early
                     and not (cause.first_step == finding.first_step and place > index)
                     and not _leads_to(cause.code, finding.code, caused_by)):
                 caused_by[finding.code] = cause.code
@@ -74,14 +79,20 @@ def _leads_to(code: str, target: str, caused_by: dict[str, str]) -> bool:
 
 
 def offered(code: str, story: Story) -> tuple[Change, ...]:
-    """The signature's remedies, less those its root cause already makes or forbids."""
+    """The signature's remedies, less those its root cause already makes or forbids, and less those
+    that fight the primary finding's (an intent it holds, or one it moves the other way)."""
     changes = BY_CODE[code].changes
     root = story.root(code)
-    if root == code:
-        return changes
-    cause = BY_CODE[root]
-    taken = {change.intent for change in cause.changes} | set(cause.holds)
-    return tuple(change for change in changes if change.intent not in taken)
+    if root != code:
+        cause = BY_CODE[root]
+        taken = {change.intent for change in cause.changes} | set(cause.holds)
+        changes = tuple(change for change in changes if change.intent not in taken)
+    if story.primary is not None and code != story.primary:
+        primary = BY_CODE[story.primary]
+        moves = {change.intent: change.direction for change in primary.changes}
+        changes = tuple(change for change in changes if change.intent not in primary.holds
+                        and not (change.direction and moves.get(change.intent, 0) * change.direction < 0))
+    return changes
 
 
 def rollback(at_step: int | None, first_step: int | None, checkpoints: Sequence[int] | None) -> int | None:

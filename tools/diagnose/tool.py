@@ -150,15 +150,19 @@ def judge(run: Run, config: ConfigView | None,
     hits = [(signature, hit) for signature in SIGNATURES if (hit := signature.check(view)) is not None]
     story = tell([Begun(s.code, hit.severity or s.severity, hit.first_step) for s, hit in hits])
     findings = []
+    severity = {s.code: hit.severity or s.severity for s, hit in hits}
     for signature, hit in hits:
         reads = samples is not None and signature.reads_samples
         look_at = [samples(step) for step in dict.fromkeys(hit.steps or ())] if reads else []
+        # What follows from an informational finding (groups all solved once the task is learned)
+        # is part of it, not a problem of its own; and nothing informational asks for a change.
+        level = "info" if severity[story.root(signature.code)] == "info" else severity[signature.code]
         findings.append(RunFinding(
-            code=signature.code, severity=hit.severity or signature.severity, first_step=hit.first_step,
+            code=signature.code, severity=level, first_step=hit.first_step,
             steps=list(hit.steps) if hit.steps else None, caused_by=story.caused_by.get(signature.code),
             summary=hit.says, evidence=hit.evidence, causes=list(signature.causes),
-            deltas=_deltas(offered(signature.code, story), config), stop_when=list(signature.stop_when),
-            look_at=look_at,
+            deltas=[] if level == "info" else _deltas(offered(signature.code, story), config, run.settings),
+            stop_when=list(signature.stop_when), look_at=look_at,
         ))
     findings.sort(key=lambda f: (f.code != story.primary, f.first_step is None, f.first_step or 0, rank(f.severity)))
     if story.primary is None:
@@ -226,18 +230,26 @@ def _healthy(run: Run) -> RunFinding:
                       stop_when=[])
 
 
-def _deltas(changes: tuple[Change, ...], config: ConfigView | None) -> list[Delta]:
-    return [delta for change in changes if (delta := _delta(change, config)) is not None]
+def _deltas(changes: tuple[Change, ...], config: ConfigView | None,
+            settings: dict[str, float] | None = None) -> list[Delta]:
+    return [delta for change in changes if (delta := _delta(change, config, settings or {})) is not None]
 
 
-def _delta(change: Change, config: ConfigView | None) -> Delta | None:
+def _delta(change: Change, config: ConfigView | None, settings: dict[str, float]) -> Delta | None:
     key = config.key_for(change.intent) if config else None
+    if config is None and change.intent in settings:
+        # A hosted run record says what the run was launched with; the advice must fit it.
+        current = settings[change.intent]
+        if change.satisfied(current) or change.apply(current) == current:
+            return None
+        return Delta(key=change.intent, from_=current, to=change.apply(current), change=change.change,
+                     why=f"{change.why} (the run record has {change.intent} = {current:g})")
     if config is None or key is None:
         why = change.why if config is None else f"{change.why} ({config.dialect} has no single key for this)"
         return Delta(key=change.intent, to=change.value, change=change.change, why=why)
     current = config.value_of(change.intent)
     target = change.apply(current)
-    if target is not None and target == current:
+    if (target is not None and target == current) or (current is not None and change.satisfied(current)):
         return None  # already where the remedy would put it
     return Delta(file=str(config.path), key=key, from_=current, to=target, change=change.change, why=change.why)
 
