@@ -467,6 +467,8 @@ def _document_kind(document: object) -> str | None:
         return "records"
     if isinstance(document.get("samples"), list):
         return "samples"
+    if isinstance(document.get("metrics"), dict):
+        return "summary"
     if "latest_step" in document or "steps_with_samples" in document or "latestStep" in document:
         return "progress"
     if isinstance(document.get("checkpoints"), list):
