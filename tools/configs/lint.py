@@ -330,7 +330,8 @@ def _unknown(view: ConfigView, path: str, shown: str, known: frozenset[str]) -> 
     newer = _newer_dialect_of(view, path)
     if newer:
         return finding("unknown-key", shown, f"{shown} is a {newer} key; a {view.dialect} {what} has none",
-                       f"remove it, or write the file as {newer} (`rlpilot config migrate --to {newer}`)")
+                       f"remove it, or write the file as {newer} "
+                       f"(`rlpilot config migrate {view.path or 'CONFIG'} --to {newer}`)")
     close = difflib.get_close_matches(leaf, sorted(known), n=1, cutoff=0.6)
     if close:
         return finding("unknown-key", shown, f"{shown} is not a key of {section} of a {view.dialect} {what}; "
