@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import operator
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -413,8 +414,8 @@ def check_mismatch_bug(view: View) -> Hit | None:
     found = view.series("mismatch_kl", 1)
     if found is None:
         return None
-    early = [(s, v) for s, v in zip(found.steps, found.values, strict=True)
-             if s < found.steps[0] + MISMATCH_BUG_STEPS]
+    end = bisect_left(found.steps, found.steps[0] + MISMATCH_BUG_STEPS)  # the first steps only, not the run
+    early = list(zip(found.steps[:end], found.values[:end], strict=True))
     worst = max(v for _, v in early)
     if worst <= MISMATCH_BUG:
         return None

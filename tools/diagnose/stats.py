@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from bisect import insort
+from bisect import bisect_left, insort
 from collections import deque
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 
 
 def mean(values: Sequence[float]) -> float:
@@ -48,15 +49,18 @@ def spikes(values: Sequence[float], window: int, factor: float, warmup: int) -> 
     found: list[tuple[int, float]] = []
     recent: deque[float] = deque()
     ordered: list[float] = []
+    # Inlined median and bisect: a watch judges every grad norm of a long run on every poll.
     for i, value in enumerate(values):
-        if len(recent) >= warmup:
-            base = median_sorted(ordered)
+        count = len(ordered)
+        if count >= warmup:
+            middle = count >> 1
+            base = ordered[middle] if count & 1 else (ordered[middle - 1] + ordered[middle]) / 2
             if base > 0 and value > factor * base:
                 found.append((i, value / base))
         recent.append(value)
         insort(ordered, value)
-        if len(recent) > window:
-            ordered.remove(recent.popleft())
+        if count >= window:
+            del ordered[bisect_left(ordered, recent.popleft())]
     return found
 
 
@@ -67,12 +71,17 @@ def median_sorted(ordered: list[float]) -> float:
 
 def rolling_mean(values: Sequence[float], window: int) -> list[float]:
     """The centred mean of the `window` values around each point (fewer at the two ends)."""
-    prefix = [0.0]
-    for value in values:
-        prefix.append(prefix[-1] + value)
+    prefix = [0.0, *accumulate(values)]
     half, n = window // 2, len(values)
-    return [(prefix[min(n, i + half + 1)] - prefix[max(0, i - half)]) / (min(n, i + half + 1) - max(0, i - half))
-            for i in range(n)]
+    if n <= 2 * half + 1:
+        return [(prefix[min(n, i + half + 1)] - prefix[max(0, i - half)]) / (min(n, i + half + 1) - max(0, i - half))
+                for i in range(n)]
+    # The ends have fewer neighbours; the middle, most of a long run, has all `2 * half + 1`.
+    head = [prefix[i + half + 1] / (i + half + 1) for i in range(half)]
+    width = 2 * half + 1
+    middle = [(high - low) / width for low, high in zip(prefix[:n - 2 * half], prefix[width:], strict=True)]
+    tail = [(prefix[n] - prefix[i - half]) / (n - i + half) for i in range(n - half, n)]
+    return head + middle + tail
 
 
 def onset(smoothed: Sequence[float], past: Callable[[float], bool]) -> int | None:
