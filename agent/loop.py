@@ -55,10 +55,11 @@ class Agent:
         self.max_rounds = self.ctx.settings.agent.max_tool_rounds
         self.max_chars = self.ctx.settings.agent.max_tool_result_chars
 
-    def send(self, text: str) -> None:
-        """One user turn. Ctrl-C ends the turn (and the runner kills what it started)."""
+    def send(self, text: str, name: str | None = None) -> None:
+        """One user turn (`name`: who said it, where several people share a session). Ctrl-C ends
+        the turn (and the runner kills what it started)."""
         assert self.client is not None, "offline sessions take slash commands only"
-        self.session.add_message({"role": "user", "content": text})
+        self.session.add_message({"role": "user", "content": text, **({"name": name} if name else {})})
         try:
             for _ in range(self.max_rounds):
                 reply = self.client.complete(self.session.messages(), self.schemas, self.surface.on_text)

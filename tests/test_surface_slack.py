@@ -152,17 +152,17 @@ def test_a_thread_is_a_session_and_its_gate_is_answered_once_by_an_allowed_user(
 
             assert bot.click("UBOB", question, "PRIVATE") == 200
             refusal = slack.wait_for("chat.postEphemeral")[0]
-            assert refusal["user"] == "UBOB" and "allowlist" in refusal["text"]
+            assert refusal["user"] == "UBOB" and "UALICE" in refusal["text"]
             assert api.seen("POST", "/api/v1/environmentshub/resolve") == []
 
-            assert bot.click("UALLOWED", question, "PRIVATE") == 200
+            assert bot.click("UALICE", question, "PRIVATE") == 200
             answered = _wait_for_update(slack, question["ts"])
-            assert "PRIVATE" in answered["text"] and "UALLOWED" in answered["text"]
+            assert "PRIVATE" in answered["text"] and "UALICE" in answered["text"]
             assert not any(b["type"] == "actions" for b in answered["blocks"])
             reply = _wait_for_text(slack, "Pushed.")
 
             calls_before = len(slack.requests)
-            assert bot.click("UALLOWED", question, "PUBLIC") == 200
+            assert bot.click("UALICE", question, "PUBLIC") == 200
             time.sleep(0.5)
             assert len(slack.requests) == calls_before  # the second click does nothing
 
@@ -254,7 +254,7 @@ def test_socket_mode_receives_mentions_and_clicks_over_the_websocket(workspace):
             mention = socket.send("events_api", event_callback({"type": "app_mention", "user": "UALICE",
                                                                 "ts": MENTION_TS, "text": "<@UBOT> push"}))
             question = _question(slack)
-            click = socket.send("interactive", button_click("UALLOWED", question, "instruct"))
+            click = socket.send("interactive", button_click("UALICE", question, "instruct"))
             answered = _wait_for_update(slack, question["ts"])
             _wait_for_text(slack, "Could not push it.")
         finally:
