@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -107,6 +108,41 @@ class Context:
             raise BadInput("outside-workspace", f"{path} is outside the workspace {self.workspace}",
                            "name a file inside the workspace, or run the `rlpilot` command yourself for other paths")
         return absolute
+
+
+    def resolve_folder(self, path: Path | str) -> Path:
+        """A folder whose code may be read, imported or run (an environment, a prime-rl checkout):
+        resolved like any path and, when confined, refused when anything in it links outside."""
+        folder = self.resolve(path)
+        if self.confined and folder.is_dir():
+            link = _link_out(folder, self.workspace)
+            if link is not None:
+                raise BadInput("outside-workspace", f"{link} (in {path}) links to {link.resolve()}, outside the "
+                               f"workspace {self.workspace}", "copy what it links to into the workspace, or run "
+                               "the `rlpilot` command yourself")
+        return folder
+
+    def confine(self, args: BaseModel) -> None:
+        """Check every path argument of a call (its `Path` fields) before anything reads, imports or
+        runs it: a no-op for a person on the command line, who may name any path."""
+        if not self.confined:
+            return
+        for name in type(args).model_fields:
+            value = getattr(args, name)
+            if isinstance(value, Path):
+                self.resolve_folder(value)
+
+
+def _link_out(folder: Path, workspace: Path) -> Path | None:
+    """The first symbolic link under `folder` that resolves outside the workspace. Hidden folders
+    (a checkout's `.venv`, `.git`) are left out: what they hold is tooling, not what is imported."""
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        for name in (*dirs, *files):
+            entry = Path(root, name)
+            if entry.is_symlink() and not _inside(entry, workspace):
+                return entry
+    return None
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -147,3 +147,55 @@ def _wait_for(model, count: int, timeout: float = 60) -> None:
         assert time.monotonic() < deadline, f"the model got {len(model.requests)} requests, not {count}"
         time.sleep(0.05)
     time.sleep(0.3)  # the turn posts its reply and releases the thread
+
+
+def _chat(workspace: Path, model_url: str, lines: list[str], env: dict[str, str]) -> list[dict]:
+    """`rlpilot chat --json`, fed `lines` (the message, then answers), as its events."""
+    done = subprocess.run([str(RLPILOT), "chat", "--json", "--base-url", model_url, "--model", "stub-model"],
+                          cwd=workspace, env=env, input="\n".join(lines) + "\n", capture_output=True, text=True,
+                          timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def _results(events: list[dict]) -> list[dict]:
+    return [e for e in events if e["type"] == "tool_result" and e["name"] != "report"]
+
+
+def _evil_package(folder: Path, name: str, marker: Path) -> Path:
+    """An environment package whose module, once imported, leaves `marker` behind."""
+    package = folder / name.replace("-", "_")
+    package.mkdir(parents=True)
+    (package / "pyproject.toml").write_text(f'[project]\nname = "{name}"\nversion = "0.1.0"\n')
+    (package / f"{name.replace('-', '_')}.py").write_text(
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n")
+    return package
+
+
+def test_every_path_argument_from_a_model_stays_in_the_workspace_links_included(tmp_path):
+    from agent_support import call
+    from fakes.openai_server import Reply, ScriptedOpenAIServer
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    marker = tmp_path / "foreign-code-ran"
+    outside = _evil_package(tmp_path / "elsewhere", "evil-env", marker)
+    # Inside the workspace, but its module is a link to the foreign one.
+    sneaky = workspace / "environments" / "sneaky_env"
+    sneaky.mkdir(parents=True)
+    (sneaky / "pyproject.toml").write_text('[project]\nname = "sneaky-env"\nversion = "0.1.0"\n')
+    (sneaky / "sneaky_env.py").symlink_to(outside / "evil_env.py")
+    linked = workspace / "environments" / "linked_env"
+    linked.symlink_to(outside, target_is_directory=True)
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (workspace / "rl.toml").write_text("max_steps = 10\n")
+    script = [call("env_check", env=str(outside)), call("env_check", env="sneaky-env"),
+              call("env_check", env="environments/linked_env"),
+              call("config_check", path="rl.toml", prime_rl=str(checkout)), Reply("done")]
+    with ScriptedOpenAIServer(lambda request: script.pop(0) if script else Reply("")) as model:
+        events = _chat(workspace, model.base_url, ["check my environment"], prime_env(tmp_path / "home"))
+    results = _results(events)
+    assert [r["error"]["code"] for r in results] == ["outside-workspace"] * 4, results
+    assert "sneaky_env.py" in results[1]["error"]["message"] and "links to" in results[1]["error"]["message"]
+    assert not marker.exists(), "a module from outside the workspace was imported"

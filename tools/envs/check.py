@@ -100,7 +100,7 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
     environ = dict(os.environ)
     interpreter = workspace_interpreter(ctx.workspace, environ)
     environ["PATH"] = search_path(interpreter, environ)
-    source = _find_source(args.env, ctx.workspace, interpreter.python, environ)
+    source = _find_source(args.env, ctx, interpreter.python, environ)
     taskset_id = _taskset_id(args.env, source)
     findings: list[Finding] = []
     files = [source] if source.is_file() else [
@@ -139,11 +139,14 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
                           validation=validation, shortcuts=shortcuts, findings=findings)
 
 
-def _find_source(env: str, workspace: Path, python: Path, environ: dict[str, str]) -> Path:
+def _find_source(env: str, ctx: Context, python: Path, environ: dict[str, str]) -> Path:
+    """The environment's folder (or module file). A folder named by a model or a chat is confined
+    to the workspace, links included: its code is scanned and imported."""
+    workspace = ctx.workspace
     as_path = Path(env) if Path(env).is_absolute() else workspace / env
     try:
         if as_path.is_dir():
-            return as_path
+            return ctx.resolve_folder(as_path)
     except OSError as error:  # a name too long for a file name, a folder we may not read
         raise BadInput("env-not-found", f"{shown(env)} is not an environment folder ({error.strerror})",
                        "pass an environment folder, or a local environment name") from None
@@ -153,7 +156,7 @@ def _find_source(env: str, workspace: Path, python: Path, environ: dict[str, str
     ref = parse_env_ref(env)  # a Hub id owner/name[@version] installs as the module of `name`
     local = local_env_dir(workspace, ref)
     if local.is_dir():
-        return local
+        return ctx.resolve_folder(local)
     origin = module_origin(python, ref.folder_name, environ)
     if origin is None or not origin.is_file():
         raise BadInput("env-not-found", f"no environment {env!r}: not in {workspace / 'environments'} and not "

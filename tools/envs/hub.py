@@ -42,7 +42,7 @@ EnvArg = Annotated[str, Arg(positional=True, metavar="ENV"), Field(description=F
 
 
 def _local_dir_or_fail(ctx: Context, ref: EnvRef, path: Path | None = None) -> Path:
-    folder = (ctx.resolve(path) if path else local_env_dir(ctx.workspace, ref)).resolve()
+    folder = ctx.resolve_folder(path or local_env_dir(ctx.workspace, ref)).resolve()
     if not folder.is_dir():
         hint = "pass --path to its folder, or create it with `vf-init NAME` under environments/"
         if (ctx.workspace / "environments" / ref.name).is_dir() and ref.name != ref.folder_name:
