@@ -109,13 +109,15 @@ def test_launch_follow_across_a_restart_and_stop_with_nothing_left(machine, shar
     preview = rlpilot("train", "launch", "rl.toml", "--local", "--json", cwd=workspace, env=env)
     assert preview.returncode == 1, preview.stderr
     plan = json.loads(preview.stdout)["plan"]
-    assert plan["validation"] == "passed `uv run rl @ CONFIG --dry-run`" and "for 0.6B parameters" in plan["memory"]
+    # The preview runs nothing from the checkout: its dry run comes after the yes.
+    assert "after your yes" in plan["validation"] and "for 0.6B parameters" in plan["memory"]
     assert plan["train_gpus"] + plan["infer_gpus"] == 2
 
     # Each rlpilot below is a new process: the run and its record outlive the one that launched it.
     launched = rlpilot("train", "launch", "rl.toml", "--local", "--yes", "--json", cwd=workspace, env=env)
     assert launched.returncode == 0, launched.stderr
     run = json.loads(launched.stdout)["run"]
+    assert json.loads(launched.stdout)["plan"]["validation"] == "passed `uv run rl @ CONFIG --dry-run`"
     use_env(monkeypatch, env)
     record = records.load(workspace, run)
     assert record is not None and record.target == "local"

@@ -199,3 +199,38 @@ def test_every_path_argument_from_a_model_stays_in_the_workspace_links_included(
     assert [r["error"]["code"] for r in results] == ["outside-workspace"] * 4, results
     assert "sneaky_env.py" in results[1]["error"]["message"] and "links to" in results[1]["error"]["message"]
     assert not marker.exists(), "a module from outside the workspace was imported"
+
+
+def test_a_local_launch_runs_no_checkout_code_before_the_yes_and_confines_the_checkout(tmp_path, shared_fixtures):
+    import shutil
+    import sys
+
+    from agent_support import call
+    from fakes.openai_server import Reply, ScriptedOpenAIServer
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    marker = tmp_path / "checkout-code-ran"
+    checkout = Path(shutil.copytree(Path(__file__).parents[1] / "fakes" / "prime_rl_checkout",
+                                    workspace / "prime-rl"))
+    entry = checkout / "src" / "prime_rl" / "entrypoints" / "rl.py"
+    entry.write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n" + entry.read_text())
+    outside = Path(shutil.copytree(checkout, tmp_path / "elsewhere-prime-rl"))
+    shutil.copy(shared_fixtures / "prime-rl/main-2026-08-21/examples/basic/reverse-text/rl.toml", workspace / "rl.toml")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "nvidia-smi").write_text("#!/bin/sh\n" + "".join(
+        f'echo "{i}, NVIDIA H100 80GB HBM3, 81559"\n' for i in range(2)))
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    path = f"{bin_dir}:{Path(shutil.which('uv')).parent}:{Path(sys.executable).parent}:/usr/bin:/bin"
+    env = prime_env(tmp_path / "home", PATH=path, RLPILOT_HOME=str(tmp_path / "state"))
+    script = [call("train_launch", config="rl.toml", target="local", prime_rl=str(outside)),
+              call("train_launch", config="rl.toml", target="local", prime_rl="prime-rl"), Reply("ok")]
+    with ScriptedOpenAIServer(lambda request: script.pop(0) if script else Reply("")) as model:
+        events = _chat(workspace, model.base_url, ["train it here", "no"], env)
+    outside_result, declined = _results(events)
+    assert outside_result["error"]["code"] == "outside-workspace"
+    [question] = [e for e in events if e["type"] == "question"]
+    assert "after your yes" in question["detail"] and "--dry-run" in question["detail"]
+    assert declined["declined"] is True
+    assert not marker.exists(), "the checkout's code ran before the person's yes"

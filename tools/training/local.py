@@ -65,22 +65,32 @@ def launch_local(args: LaunchInput, ctx: Context) -> LaunchResult:
     if checkout and stack.uv:
         plan.where = f"this machine, prime-rl {checkout.version} at {checkout.path}"
         plan.command = run_argv("uv", config, Path("<run folder>/outputs"))
-        with tempfile.TemporaryDirectory(prefix="rlpilot-dry-run-") as scratch:
-            dry = process.run(run_argv(stack.uv.path, config, Path(scratch), dry_run=True), cwd=Path(checkout.path),
-                              env=child_environment(), timeout=DRY_RUN_TIMEOUT)
-        if dry.ok:
-            plan.validation = "passed `uv run rl @ CONFIG --dry-run`"
+        # The dry run is the checkout's own code (and `uv run` syncs its packages): it runs only
+        # after the person's yes, never to make the preview they say yes to.
+        if args.yes:
+            problems += _dry_run(plan, stack, config)
         else:
-            problems.append(Finding(
-            severity="error", code="dry-run-failed", message=f"`uv run rl @ {config.name} --dry-run` failed: "
-                                    f"{dry.last_lines()}", fix="fix the config where prime-rl says; "
-                                    f"`rlpilot config check {config}` explains most errors"))
+            plan.validation = f"after your yes, first `uv run rl @ {config.name} --dry-run` in {checkout.path}"
     if any(p.severity == "error" for p in problems):
         return LaunchResult(launched=False, plan=plan, problems=problems,
                             next="fix the errors, then run the same command again")
     if not args.yes:
         return LaunchResult(launched=False, plan=plan, problems=problems, next="confirm with --yes to launch")
     return _start(plan, problems, stack, ctx)
+
+
+def _dry_run(plan: LaunchPlan, stack: StackResult, config: Path) -> list[Finding]:
+    assert stack.prime_rl is not None and stack.uv is not None
+    confirmed = Path(plan.snapshot or config)  # the bytes the person said yes to
+    with tempfile.TemporaryDirectory(prefix="rlpilot-dry-run-") as scratch:
+        dry = process.run(run_argv(stack.uv.path, confirmed, Path(scratch), dry_run=True),
+                          cwd=Path(stack.prime_rl.path), env=child_environment(), timeout=DRY_RUN_TIMEOUT)
+    if dry.ok:
+        plan.validation = "passed `uv run rl @ CONFIG --dry-run`"
+        return []
+    return [Finding(severity="error", code="dry-run-failed", message=f"`uv run rl @ {config.name} --dry-run` failed: "
+                    f"{dry.last_lines()}", fix="fix the config where prime-rl says; "
+                    f"`rlpilot config check {config}` explains most errors")]
 
 
 def checkout_problems(prime_rl: PrimeRL | None, uv: Package | None) -> list[Finding]:
