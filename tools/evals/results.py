@@ -5,7 +5,17 @@ Facts (shared/research/verifiers-prime.md 2.1 and 2.3, checked against verifiers
   `errors` say whether it failed, and each trace's `rewards` maps a name to `{score, weight}` or
   null. No scalar reward is stored: it is the sum of score x weight over the non-null rewards.
   An errored rollout can still exit 0, so `ok` is what counts, not the CLI's exit status.
-- a legacy `results.jsonl` row carries `example_id`, `reward` and, on failure, `error`.
+- a legacy `results.jsonl` row carries `reward`, each metric as a top-level key (and from
+  0.1.10 also under `metrics`) and, from 0.1.10, `error` on failure: `{error, error_chain_repr,
+  error_chain_str}`, from 0.2.0 with `message`. Verifiers 0.1.6 and later key the example
+  `example_id`. Up to 0.1.5 (`scripts/eval.py`) rows are keyed `id`, numbered `i // r` over rows
+  laid out rollout-major (`Dataset.repeat`: every example once, then again), so that `id` does not
+  name the example: the row's prompt does. Rows are regrouped by prompt when the prompts and the
+  ids are equally many (the layout's own fingerprint); otherwise the ids are taken as written.
+  0.1.5's metadata.json names the env `env`; later ones `env_id`.
+- a hosted eval's samples (`prime eval samples ID -o json`, saved to a file) are one JSON
+  document `{"samples": [...], "total", "page", "limit"}`; a sample is a pushed results row
+  (`example_id`, `reward`, metrics) or a hosted one (`example_id`, `score`, `input`, `output`).
 - prime-rl >= 0.9's `uv run eval` streams the same Episode records into
   `<run dir>/monitors/file/traces/stream/NNNNN.jsonl`; a full chunk is sealed as `NNNNN.jsonl.zst`
   and its plain file removed once the twin is whole (shared/research/prime-rl.md section 7). The
@@ -28,9 +38,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tools.errors import BadInput
-from tools.files import BoundedLines, read_text_bounded
+from tools.files import LINE_LIMIT, BoundedLines, open_regular, read_text_bounded
 
-Format = Literal["traces", "legacy"]
+Format = Literal["traces", "legacy", "hosted"]
 
 TRACES_FILE = "traces.jsonl"
 LEGACY_RESULTS = "results.jsonl"
@@ -39,7 +49,19 @@ VALIDATE_SUMMARY = "summary.json"  # vf-validate writes a results.jsonl of its o
 STREAM_DIR = "monitors/file/traces/stream"
 _CHUNK = re.compile(r"(\d+)\.jsonl(\.zst)?")
 
-_RECORD: dict[Format, str] = {"traces": "verifiers episode", "legacy": "results row"}
+_RECORD: dict[Format, str] = {"traces": "verifiers episode", "legacy": "results row", "hosted": "hosted eval sample"}
+HOSTED_SAMPLES = "samples.json"
+# What a clone without git-lfs holds in place of each large file.
+_LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+
+# A reward or metric of this name says whether the rollout succeeded; the other components
+# (format, efficiency, per-turn shaping) only shape the total. Exact names win, in this order;
+# then a name with one of them as a word (`correct_answer_reward_func`), unless it is about format.
+SUCCESS_NAMES = ("victory", "solved", "win", "correct")
+_NOT_SUCCESS_WORDS = {"format", "partial"}
+# Row fields that are never a reward component, whatever their value.
+_ROW_FIELDS = {"reward", "id", "example_id", "generation_ms", "scoring_ms", "total_ms", "is_completed",
+               "is_truncated", "score"}
 
 # A directory argument is searched this deep for runs (outputs/evals/<env--model>/<id>/ is 3).
 _SEARCH_DEPTH = 4
@@ -58,6 +80,7 @@ class Rollout:
     reward: float | None  # None when the rollout errored or nothing scored it
     error: str | None  # "Type: message" of the first error, when it failed
     line: int
+    success: float | None = None  # the run's success component (RunData.success_name), when the row has it
 
     @property
     def errored(self) -> bool:
@@ -76,6 +99,8 @@ class RunData:
     rollouts: list[Rollout] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    success_name: str | None = None  # the reward or metric that says a rollout succeeded, if the rows carry one
+    regrouped: bool = False  # rows keyed `id` (verifiers <= 0.1.5) were grouped by their prompts
 
 
 def locate(path: Path) -> RunFiles:
@@ -88,12 +113,14 @@ def locate(path: Path) -> RunFiles:
     direct = _run_in_dir(path)
     if direct:
         return direct
-    candidates = [f.parent for name in (TRACES_FILE, LEGACY_RESULTS) for f in _walk(path, name, _SEARCH_DEPTH)]
+    candidates = [f.parent for name in (TRACES_FILE, LEGACY_RESULTS, HOSTED_SAMPLES)
+                  for f in _walk(path, name, _SEARCH_DEPTH)]
     candidates += [s.parents[3] for s in _walk(path, STREAM_DIR, _SEARCH_DEPTH)]
     runs = [run for run in map(_run_in_dir, candidates) if run]
     if not runs:
-        raise BadInput("no-eval-run", f"no eval run found in {path} (looked for {TRACES_FILE}, {STREAM_DIR}/, or "
-                       f"{LEGACY_RESULTS} with {LEGACY_METADATA}, up to {_SEARCH_DEPTH} folders deep)",
+        raise BadInput("no-eval-run", f"no eval run found in {path} (looked for {TRACES_FILE}, {STREAM_DIR}/, "
+                       f"{LEGACY_RESULTS} with {LEGACY_METADATA}, or {HOSTED_SAMPLES}, up to {_SEARCH_DEPTH} "
+                       "folders deep)",
                        "run `rlpilot eval run ENV` first, or pass the run directory it printed")
     return max(runs, key=lambda run: run.results.stat().st_mtime)
 
@@ -135,6 +162,8 @@ def _run_in_dir(folder: Path) -> RunFiles | None:
             return RunFiles("traces", stream)
     if (folder / LEGACY_RESULTS).is_file() and (folder / LEGACY_METADATA).is_file():
         return RunFiles("legacy", folder / LEGACY_RESULTS, folder / LEGACY_METADATA)
+    if (folder / HOSTED_SAMPLES).is_file():
+        return RunFiles("hosted", folder / HOSTED_SAMPLES)
     return None
 
 
@@ -152,6 +181,8 @@ def _run_of_file(path: Path) -> RunFiles:
         return RunFiles("traces", path.parent)  # one chunk of a trace stream: the whole run
     if path.name == TRACES_FILE or _first_record_looks_like_episode(path):
         return RunFiles("traces", path)
+    if path.suffix == ".json":
+        return RunFiles("hosted", path)
     metadata = path.with_name(LEGACY_METADATA)
     return RunFiles("legacy", path, metadata if metadata.is_file() else None)
 
@@ -169,16 +200,26 @@ def _first_record_looks_like_episode(path: Path) -> bool:
 
 
 def read_run(files: RunFiles) -> RunData:
+    refuse_lfs_pointer(files.results)
     run = RunData(files=files, metadata=_read_metadata(files.metadata))
     extract = _episode_rollout if files.format == "traces" else _legacy_rollout
-    for number, record, why in records(files.results):
+    rows = _samples(files.results, run) if files.format == "hosted" else records(files.results)
+    prompts: list[str | None] = []  # for rows keyed `id`: their prompts, which name the examples
+    named = False
+    for number, record, why in rows:
         if why is None:
             try:
-                rollout = extract(record, number)
+                if not named:
+                    run.success_name = _success_name(record, files.format)
+                rollout = extract(record, number, run.success_name)
+                named = named or rollout.reward is not None  # an errored row shows no components
                 if rollout.reward is not None and not math.isfinite(rollout.reward):
                     raise BadInput("non-finite-reward", f"{files.results}:{number}: the reward is {rollout.reward}",
                                    "a reward function returned NaN or infinity; fix it and run the eval again")
                 run.rollouts.append(rollout)
+                if files.format != "traces" and "example_id" not in record:
+                    prompt = record.get("prompt", record.get("input"))
+                    prompts.append(None if prompt is None else json.dumps(prompt, sort_keys=True))
                 if not run.metadata and files.format == "traces":
                     run.metadata = _episode_metadata(record)
                 continue
@@ -192,7 +233,50 @@ def read_run(files: RunFiles) -> RunData:
         raise BadInput("unreadable-run", f"{files.results} holds no eval rollouts: none of its {len(run.skipped)} "
                        f"lines is a {_RECORD[files.format]} (line {first.line}: {first.why})",
                        "pass the traces.jsonl (or results.jsonl) that `vf-eval` or `rlpilot eval run` wrote")
+    if prompts and len(prompts) == len(run.rollouts):
+        _regroup_by_prompt(run, prompts)
     return run
+
+
+def refuse_lfs_pointer(path: Path) -> None:
+    """A clone without git-lfs leaves a small text pointer where the run's file should be."""
+    if path.is_dir():
+        return
+    with open_regular(path) as handle:
+        head = handle.read(len(_LFS_POINTER))
+    if head == _LFS_POINTER:
+        raise BadInput("git-lfs-pointer", f"{path} is a Git LFS pointer, not the file itself: the repository was "
+                       "cloned without Git LFS fetching its large files",
+                       "install Git LFS (`git lfs install`), run `git lfs pull` in that repository, and pass the "
+                       "run again")
+
+
+def _regroup_by_prompt(run: RunData, prompts: list[str | None]) -> None:
+    """Rows keyed `id` (verifiers <= 0.1.5): the example is the prompt, numbered in first-seen order."""
+    if None in prompts or len(set(prompts)) != len({r.example for r in run.rollouts}):
+        return
+    order: dict[str | None, str] = {}
+    for rollout, prompt in zip(run.rollouts, prompts, strict=True):
+        rollout.example = order.setdefault(prompt, str(len(order)))
+    run.regrouped = True
+
+
+def _samples(path: Path, run: RunData) -> Iterator[tuple[int, Any, str | None]]:
+    """A hosted eval's samples document, numbered from 1 like lines; its env and model as metadata."""
+    try:
+        document = json.loads(read_text_bounded(path, LINE_LIMIT))
+    except (ValueError, RecursionError):
+        raise BadInput("unreadable-run", f"{path} is not a JSON document",
+                       "pass the output of `prime eval samples ID -o json` saved to a file, a traces.jsonl, or a "
+                       "results.jsonl with its metadata.json") from None
+    samples = document.get("samples") if isinstance(document, dict) else document
+    if not isinstance(samples, list):
+        raise BadInput("unreadable-run", f"{path} holds no eval samples (no `samples` list)",
+                       "pass the output of `prime eval samples ID -o json` saved to a file")
+    if isinstance(document, dict):
+        run.metadata = {key: document[key] for key in ("env_id", "env", "model", "evaluation_id") if key in document}
+    for number, sample in enumerate(samples, 1):
+        yield (number, sample, None) if type(sample) is dict else (number, None, "not a JSON object")
 
 
 def _lines(path: Path) -> Iterator[bytes]:
@@ -223,6 +307,10 @@ def records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
 
 
 def read_line(path: Path, number: int) -> dict[str, Any]:
+    if path.suffix == ".json":
+        for current, record, _ in _samples(path, RunData(files=RunFiles("hosted", path))):
+            if current == number:
+                return record
     for current, raw in enumerate(_lines(path), 1):
         if current == number:
             return json.loads(raw)
@@ -232,6 +320,7 @@ def read_line(path: Path, number: int) -> dict[str, Any]:
 def _read_metadata(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
+    refuse_lfs_pointer(path)
     try:
         data = json.loads(read_text_bounded(path))
     except RecursionError:
@@ -264,12 +353,36 @@ def trace_reward(trace: dict[str, Any]) -> float | None:
     return total if scored else None
 
 
-def _episode_rollout(episode: dict[str, Any], number: int) -> Rollout:
+def _success_name(record: dict[str, Any], fmt: Format) -> str | None:
+    """The success component the run's rows carry, judged from its first row (rows share one rubric)."""
+    if fmt == "traces":
+        trace = next(iter(scored_traces(record)), {})
+        names = [*(trace.get("rewards") or {}), *(trace.get("metrics") or {})]
+    else:
+        metrics = record.get("metrics")
+        names = [*(metrics if isinstance(metrics, dict) else {}),
+                 *(k for k, v in record.items() if k not in _ROW_FIELDS and _number(v) is not None)]
+    for wanted in SUCCESS_NAMES:
+        if wanted in names:
+            return wanted
+    for name in names:
+        words = set(re.split(r"[^a-z0-9]+", name.lower()))
+        if words & set(SUCCESS_NAMES) and not words & _NOT_SUCCESS_WORDS:
+            return name
+    return None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def _episode_rollout(episode: dict[str, Any], number: int, success_name: str | None = None) -> Rollout:
     task = episode["task"]
     data = task.get("data") or {}
     example = data.get("idx", task.get("key"))
     # Several policy traces (best-of-n and the like) make one rollout: their mean reward.
-    rewards = [r for r in map(trace_reward, scored_traces(episode)) if r is not None]
+    traces = scored_traces(episode)
+    rewards = [r for r in map(trace_reward, traces) if r is not None]
     error = None
     if not episode.get("ok", False):
         errors = list(episode.get("errors") or []) + [e for t in episode["traces"] for e in t.get("errors") or []]
@@ -277,22 +390,41 @@ def _episode_rollout(episode: dict[str, Any], number: int) -> Rollout:
     elif not rewards:
         error = "no reward recorded"
     reward = sum(rewards) / len(rewards) if rewards and error is None else None
-    return Rollout(str(example), reward, error, number)
+    success = None
+    if success_name and reward is not None:
+        values = [v for v in (_trace_component(t, success_name) for t in traces) if v is not None]
+        success = sum(values) / len(values) if values else None
+    return Rollout(str(example), reward, error, number, success)
 
 
-def _legacy_rollout(row: dict[str, Any], number: int) -> Rollout:
-    example = row["example_id"]
+def _trace_component(trace: dict[str, Any], name: str) -> float | None:
+    scored = (trace.get("rewards") or {}).get(name)
+    if isinstance(scored, dict):
+        return _number(scored.get("score"))
+    return _number((trace.get("metrics") or {}).get(name))
+
+
+def _legacy_rollout(row: dict[str, Any], number: int, success_name: str | None = None) -> Rollout:
+    # verifiers <= 0.1.5 keyed rows `id`; a row with neither names the field it lacks.
+    example = row["id"] if "example_id" not in row and "id" in row else row["example_id"]
     failure = row.get("error")
     if failure:
         return Rollout(str(example), None, _error_text(failure), number)
-    reward = row.get("reward")
+    reward = row.get("reward", row.get("score"))
     if reward is None:
         return Rollout(str(example), None, "no reward recorded", number)
-    return Rollout(str(example), float(reward), None, number)
+    success = None
+    if success_name:
+        metrics = row.get("metrics")
+        success = _number(metrics[success_name] if isinstance(metrics, dict) and success_name in metrics
+                          else row.get(success_name))
+    return Rollout(str(example), float(reward), None, number, success)
 
 
 def _error_text(error: Any) -> str:
     if isinstance(error, dict):
-        kind, message = error.get("type") or error.get("error_type"), error.get("message") or error.get("error")
-        return f"{kind}: {message}" if kind and message else str(message or kind or error)
+        # verifiers 0.1.10 writes {error: type name, error_chain_str, ...}; 0.2.0 adds message.
+        kind = error.get("type") or error.get("error_type") or (error.get("error") if "message" in error else None)
+        message = error.get("message") or error.get("error") or error.get("error_chain_str")
+        return f"{kind}: {message}" if kind and message and kind != message else str(message or kind or error)
     return str(error)

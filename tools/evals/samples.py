@@ -94,7 +94,9 @@ def _sample(run: RunData, rollout: Rollout) -> Sample:
     if run.files.format == "traces":
         prompt, reply = episode_texts(record)
     else:
-        prompt, reply = _message_text(record.get("prompt")), _last_assistant(record.get("completion"))
+        # A hosted eval's own samples say `input` and `output`.
+        prompt = _message_text(record.get("prompt", record.get("input")))
+        reply = _last_assistant(record.get("completion", record.get("output")))
     return Sample(example=rollout.example, line=rollout.line, reward=rollout.reward, error=rollout.error,
                   prompt=_cut(redact(prompt)), reply=_cut(redact(reply)))
 

@@ -9,6 +9,15 @@ about groups: all failing, all passing, or all equal. One rule set, checked in t
 - `no-diversity`: at least MAJORITY have zero variance while neither side has more than half
   (half all-pass and half all-fail; a reward that is one constant everywhere);
 - `ready` otherwise.
+Pass and fail are judged on the reward's own scale (DESIGN.md "Eval verdicts"), in this order:
+- where the rows carry a success component (a `victory`, `solved`, `win` or `correct` reward or
+  metric taking two values, or only 0 or only 1), a pass is that component at its top: a game's
+  total of a win plus format and efficiency terms, or per-turn shaping plus a solve, passes
+  only on the win or the solve;
+- a reward with exactly two values is binary whatever they are: the lower fails, the higher passes;
+- otherwise the range decides: within 5% of its bottom fails, within 5% of its top passes, the
+  range being 0..1 when every reward lies in it (AReaL's band) and the observed one when not.
+The summary says which it used (`reward_scale`).
 The recommendations are derived from the verdict and the same numbers, so none contradicts it:
 "go on to training" only when ready, "fix the errors first" only when broken, difficulty
 filtering only for binary rewards with mixed groups to keep, pass@k only for binary rewards.
@@ -22,17 +31,19 @@ import math
 import shlex
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
 from tools.contract import Arg, Context, ToolResult
-from tools.evals.results import Format, RunData, locate, read_run
+from tools.evals.results import Format, Rollout, RunData, locate, read_run
 from tools.playbook import PRESETS
 
 Verdict = Literal["ready", "too-hard", "too-easy", "no-diversity", "broken"]
 RewardKind = Literal["binary", "continuous"]
+JudgedBy = Literal["success-component", "binary", "unit-range", "observed-range", "nothing-scored"]
 
 # rl-stability S17 (prime-rl docs): errored rollouts are fine in small numbers, more than 5% is a
 # smell. Above it the errors, not the task, decide the rewards, so no difficulty verdict is given.
@@ -41,11 +52,13 @@ ERRORED_BROKEN = 0.05
 # 0.5): past that, most of a training batch would carry no advantage.
 MAJORITY = 0.5
 # A continuous reward this low counts as a failure and this high as a pass: AReaL boba2's
-# success-rate band [0.05, 0.95] (rl-stability section 2).
+# success-rate band [0.05, 0.95] (rl-stability section 2), as a share of the reward's range.
 FAIL_AT_MOST = 0.05
 PASS_AT_LEAST = 0.95
 # The playbook's group size for complex tasks: the larger group a rare success needs.
 LARGER_GROUP = PRESETS["complex"][0]
+# The fewest rollouts per example that can show a group's variance with some chance.
+RERUN_ROLLOUTS = 3
 _ZERO = 1e-9
 _SHOWN_SKIPS = 5
 
@@ -61,6 +74,15 @@ class RewardStats(BaseModel):
     std: float | None
     min: float | None
     max: float | None
+
+
+class RewardScale(BaseModel):
+    judged_by: JudgedBy = Field(description="What decided pass and fail: the rows' success component, the reward's "
+                                            "two values, or its range (0..1, or the observed one).")
+    component: str | None = Field(None, description="The success component, when it decided.")
+    fail_at_most: float | None = Field(None, description="A reward at or below this fails (range and binary).")
+    pass_at_least: float | None = Field(None, description="A reward (or the component) at or above this passes.")
+    description: str
 
 
 class PassAtK(BaseModel):
@@ -87,6 +109,8 @@ class EvalSummary(ToolResult):
     errored_fraction: float | None = None
     reward: RewardStats
     reward_kind: RewardKind
+    reward_scale: RewardScale
+    pass_rate: float | None = Field(None, description="The share of scored rollouts that pass.")
     zero_variance_fraction: float | None
     all_fail_fraction: float | None
     all_pass_fraction: float | None
@@ -112,6 +136,7 @@ class EvalSummary(ToolResult):
             f"rollouts   {self.rollouts} over {self.examples} examples, {self.errored} errored",
             f"reward     mean {num(r.mean)}  std {num(r.std)}  min {num(r.min)}  max {num(r.max)}"
             f"  ({self.reward_kind})",
+            f"scale      {self.reward_scale.description}",
             f"groups     zero-variance {num(self.zero_variance_fraction)}  all-fail {num(self.all_fail_fraction)}"
             f"  all-pass {num(self.all_pass_fraction)}",
             pass_line,
@@ -138,29 +163,34 @@ def eval_summarize(args: SummarizeInput, ctx: Context) -> EvalSummary:
 
 def summarize_run(run: RunData) -> EvalSummary:
     rollouts = run.rollouts
-    scored = [r.reward for r in rollouts if r.reward is not None]
-    kind: RewardKind = "binary" if all(v == 0.0 or v == 1.0 for v in scored) else "continuous"
-    fail_at, pass_at = (0.0, 1.0) if kind == "binary" else (FAIL_AT_MOST, PASS_AT_LEAST)
+    scored = [r for r in rollouts if r.reward is not None]
+    values = {r.reward for r in scored}
+    kind: RewardKind = "binary" if len(values) == 2 or values <= {0.0, 1.0} else "continuous"
+    scale, passes, fails = judge_scale(scored, kind, run.success_name)
 
     groups: dict[str, list[float]] = {}
-    for rollout in rollouts:
-        if rollout.reward is not None:
-            groups.setdefault(rollout.example, []).append(rollout.reward)
+    outcomes: dict[str, list[tuple[bool, bool]]] = {}
+    for rollout in scored:
+        groups.setdefault(rollout.example, []).append(rollout.reward)
+        outcomes.setdefault(rollout.example, []).append((passes(rollout), fails(rollout)))
     sizes = [len(g) for g in groups.values()]
-    all_fail = _fraction(groups, lambda g: max(g) <= fail_at)
-    all_pass = _fraction(groups, lambda g: min(g) >= pass_at)
+    all_fail = _fraction(outcomes, lambda g: all(failed for _, failed in g))
+    all_pass = _fraction(outcomes, lambda g: all(passed for passed, _ in g))
     zero_variance = _fraction(groups, lambda g: max(g) - min(g) <= _ZERO)
+    judged = scale.judged_by in ("success-component", "binary")
+    pass_rate = _round(statistics.fmean(passes(r) for r in scored)) if judged and scored else None
     pass_k = None
     if kind == "binary" and groups:
         k = min(sizes)
-        pass_k = PassAtK(k=k, value=_round(statistics.fmean(_pass_at_k(len(g), sum(v >= pass_at for v in g), k)
-                                                            for g in groups.values())))
+        pass_k = PassAtK(k=k, value=_round(statistics.fmean(_pass_at_k(len(g), sum(p for p, _ in g), k)
+                                                            for g in outcomes.values())))
 
     errored = sum(r.errored for r in rollouts)
     errored_share = errored / len(rollouts) if rollouts else None
-    mean = statistics.fmean(scored) if scored else None
-    stats = RewardStats(mean=_round(mean), std=_round(statistics.pstdev(scored)) if scored else None,
-                        min=min(scored, default=None), max=max(scored, default=None))
+    mean = statistics.fmean(r.reward for r in scored) if scored else None
+    rewards = [r.reward for r in scored]
+    stats = RewardStats(mean=_round(mean), std=_round(statistics.pstdev(rewards)) if rewards else None,
+                        min=min(rewards, default=None), max=max(rewards, default=None))
     verdict = _verdict(errored_share, bool(scored), all_fail, all_pass, zero_variance)
     errors = Counter(r.error for r in rollouts if r.error is not None)
     summary = EvalSummary(
@@ -174,6 +204,8 @@ def summarize_run(run: RunData) -> EvalSummary:
         errored_fraction=_round(errored_share),
         reward=stats,
         reward_kind=kind,
+        reward_scale=scale,
+        pass_rate=pass_rate,
         zero_variance_fraction=_round(zero_variance),
         all_fail_fraction=_round(all_fail),
         all_pass_fraction=_round(all_pass),
@@ -182,10 +214,61 @@ def summarize_run(run: RunData) -> EvalSummary:
         recommendations=[],
         errors=dict(errors.most_common(10)),
         skipped_lines=len(run.skipped),
-        warnings=_skip_warnings(run),
+        warnings=_skip_warnings(run) + _group_warnings(run, sizes),
     )
     summary.recommendations = recommend(summary, min(sizes, default=0))
     return summary
+
+
+def judge_scale(scored: list[Rollout], kind: RewardKind, component: str | None
+                ) -> tuple[RewardScale, Callable[[Rollout], bool], Callable[[Rollout], bool]]:
+    """How pass and fail are told apart on this run's scale, and the two tests."""
+    marks = {r.success for r in scored}
+    usable = bool(scored) and component is not None and None not in marks and (
+        len(marks) == 2 or marks <= {0.0, 1.0})
+    if usable:
+        top = max(marks)  # type: ignore[type-var]
+        reached = len(marks) == 2 or top > 0
+        return (RewardScale(judged_by="success-component", component=component, pass_at_least=top if reached else None,
+                            description=f"pass = {component} at its top ({top:g}), fail = below it; the other "
+                                        "reward terms only shape the total"),
+                lambda r: reached and r.success == top, lambda r: not reached or r.success != top)
+    rewards = [r.reward for r in scored]
+    if not rewards:
+        return (RewardScale(judged_by="nothing-scored", description="nothing scored"),
+                lambda r: False, lambda r: False)
+    low, high = min(rewards), max(rewards)
+    if kind == "binary":
+        # One value of 0/1 alone: 0 is a failure and 1 a pass, as on any 0/1 reward.
+        fail_at, pass_at = (low, high) if low != high else (0.0, 1.0)
+        return (RewardScale(judged_by="binary", fail_at_most=fail_at, pass_at_least=pass_at,
+                            description=f"binary: {pass_at:g} passes, {fail_at:g} fails"),
+                lambda r: r.reward >= pass_at, lambda r: r.reward <= fail_at)
+    unit = 0.0 <= low and high <= 1.0
+    bottom, top = (0.0, 1.0) if unit else (low, high)
+    span = top - bottom
+    if span <= _ZERO:  # one value outside 0..1: no scale to place it on
+        return (RewardScale(judged_by="observed-range", description=f"every reward is {low:g}: no range to judge "
+                            "pass and fail by"), lambda r: False, lambda r: False)
+    fail_at, pass_at = bottom + FAIL_AT_MOST * span, bottom + PASS_AT_LEAST * span
+    where = "0..1" if unit else f"the observed range {low:g}..{high:g}"
+    return (RewardScale(judged_by="unit-range" if unit else "observed-range", fail_at_most=_round(fail_at),
+                        pass_at_least=_round(pass_at),
+                        description=f"continuous on {where}: at most {fail_at:.3g} fails, at least {pass_at:.3g} "
+                                    "passes"),
+            lambda r: r.reward >= pass_at, lambda r: r.reward <= fail_at)
+
+
+def _group_warnings(run: RunData, sizes: list[int]) -> list[str]:
+    notes = []
+    single = sum(size == 1 for size in sizes)
+    if single:
+        notes.append(f"{single} of {len(sizes)} examples have one rollout: within-group diversity is unjudged "
+                     f"for them; rerun with `-r {RERUN_ROLLOUTS}` or more")
+    if run.regrouped:
+        notes.append("rows are keyed `id` (verifiers <= 0.1.5), which numbers rows, not examples: rollouts were "
+                     "grouped by their prompts")
+    return notes
 
 
 def _verdict(errored_share: float | None, scored: bool, all_fail: float | None, all_pass: float | None,
@@ -253,11 +336,11 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
             f"rlpilot eval samples {run} --which worst")
         return recs
     if group_size < 2:
-        add("more-rollouts", "Rerun with at least 3 rollouts per example",
-            "With one rollout per example no group can show variance, so diversity cannot be judged.",
-            f"rlpilot eval run {env} -m MODEL -r 3")
+        add("more-rollouts", f"Rerun with at least {RERUN_ROLLOUTS} rollouts per example",
+            "With one rollout per example no group can show variance: within-group diversity is unjudged.",
+            f"rlpilot eval run {env} -m MODEL -r {RERUN_ROLLOUTS}")
     binary = s.reward_kind == "binary"
-    nothing_passes = binary and s.reward.mean == 0.0
+    nothing_passes = s.pass_rate == 0.0
     mixed = 1 - (s.zero_variance_fraction or 0)
     if s.verdict == "too-hard":
         add("check-verifier", "Check the verifier on gold answers (gold must score, no-op answers must not)",
@@ -267,9 +350,9 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
         add("easier-data", "Use easier examples or a curriculum, or an SFT warm-up, before RL",
             f"Mean reward {s.reward.mean:.3f}: with {_pct(s.all_fail_fraction)} of groups all-fail there is almost "
             "no advantage to learn from (rl-stability S1).")
-    if binary and not nothing_passes and group_size >= 2 and (s.all_fail_fraction or 0) >= MAJORITY:
+    if s.pass_rate and group_size >= 2 and (s.all_fail_fraction or 0) >= MAJORITY:
         target = LARGER_GROUP if group_size < LARGER_GROUP else 2 * group_size
-        p = s.reward.mean
+        p = s.pass_rate
         add("larger-group", f"Raise the group size (rollouts per example) from {group_size} to {target}",
             f"{_pct(s.all_fail_fraction)} of groups failed every rollout; the chance a group of G all fail is "
             f"(1-p)^G, so a larger group turns rare successes into a learning signal (at p={p:.2f}: "
