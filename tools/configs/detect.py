@@ -60,7 +60,10 @@ _SIGNS: tuple[tuple[Dialect, int, str, str], ...] = (
         (2, "orchestrator.concurrency", "`[orchestrator.concurrency]`"),
         (2, "inference.vllm", "`[inference.vllm]`"))),
     (Dialect.CURRENT, 2, "orchestrator.max_inflight_episodes", "`orchestrator.max_inflight_episodes`"),
-    (Dialect.CURRENT, 1, "orchestrator.group_size", "`orchestrator.group_size`"),
+    # where v0.9 moved or removed them: one v0.9 key in a main file does not make it a v0.9 file
+    (Dialect.CURRENT, 2, "orchestrator.group_size", "`orchestrator.group_size`"),
+    (Dialect.CURRENT, 2, "orchestrator.algo", "`[orchestrator.algo]`"),
+    (Dialect.CURRENT, 2, "orchestrator.train.filter_zero_advantages", "`orchestrator.train.filter_zero_advantages`"),
     (Dialect.V09, 3, "orchestrator.train.group_size", "`orchestrator.train.group_size`"),
     (Dialect.V09, 3, "orchestrator.train.algo", "`[orchestrator.train.algo]`"),
     (Dialect.V09, 3, "orchestrator.constant_trainer_batch_size", "`orchestrator.constant_trainer_batch_size`"),
@@ -70,8 +73,9 @@ _SIGNS: tuple[tuple[Dialect, int, str, str], ...] = (
 )
 # A sibling config is only looked at for its keys; one larger than this is data, not an overlay's base.
 SIBLING_LIMIT = 1 << 20
-# On a tie the newer era wins: a newer config keeps more of the older spellings than the reverse. A
-# file both main and v0.9 take is prime-rl-current: what `prime train` takes, and v0.9 runs it too.
+# On a tie the newer era wins (a newer config keeps more of the older spellings than the reverse),
+# except that a file both main and v0.9 take is prime-rl-current: what `prime train` takes, and a
+# v0.9 checkout runs it too (so a check does not call it outdated there).
 _TIE_ORDER = [Dialect.CURRENT, Dialect.V09, Dialect.TRANSITION, Dialect.CLASSIC, Dialect.HOSTED_LAB]
 # File names that say the kind, for files whose keys several kinds accept (`max_steps = 5`).
 _NAMED = {"orch": Kind.ORCHESTRATOR, "orchestrator": Kind.ORCHESTRATOR, "infer": Kind.INFERENCE,
@@ -89,10 +93,15 @@ def what_else(data: dict[str, Any]) -> str | None:
     FILE`) has a top-level model name with its own counts, client and selection, and a single
     `[env]` table where a lab-era config has `[[env]]`; its `GEPAConfig` adds a reflection model."""
     endpoints = data.get("endpoint")
-    if is_table_array(endpoints) and all("endpoint_id" in entry or "url" in entry for entry in endpoints):
+    if is_table_array(endpoints) and any("endpoint_id" in entry or "url" in entry for entry in endpoints):
         return "an endpoint registry (`[[endpoint]]` aliases, as in rlpilot's configs/endpoints.toml)"
+    if data.keys() & _TRAINING_KEYS:  # a training config, however misshapen (a lab-era `[env]` for `[[env]]`)
+        return None
     if {"reflection_model", "reflection_client", "gepa"} & data.keys():
         return "a verifiers GEPA config (`vf-gepa @ FILE`)"
+    evals = data.get("eval")
+    if is_table_array(evals) and any("env_id" in entry for entry in evals):
+        return "a prime CLI eval config (`prime eval run FILE`: one `[[eval]]` per environment)"
     if isinstance(data.get("model"), str) and (
             {"num_rollouts", "num_tasks", "client", "select", "push", "rich"} & data.keys()
             or isinstance(data.get("env"), dict)):
@@ -100,7 +109,12 @@ def what_else(data: dict[str, Any]) -> str | None:
     return None
 
 
-def training_config(detection: Detection, path: Path, action: str) -> None:
+# Keys only a training config has at its top level (prime-rl's sections, the lab-era knobs).
+_TRAINING_KEYS = frozenset({"orchestrator", "trainer", "inference", "deployment", "rollouts_per_example",
+                            "batch_size", "max_steps", "learning_rate", "lora_alpha"})
+
+
+def refuse_other_kind(detection: Detection, path: Path, action: str) -> None:
     """Refuse to `action` a file that is no training config, saying what it is."""
     if detection.kind == Kind.OTHER:
         raise BadInput("not-a-training-config", f"{path} is {detection.kind_evidence}, not a training config: "
@@ -247,7 +261,9 @@ def detect_file(data: dict[str, Any], path: Path, kind: Kind | str | None = None
     base = _base_of(path) if kind == Kind.OVERLAY else None
     judged = base_kind(base) if kind == Kind.OVERLAY else kind
     stacked = stack(base, data) if base else data
-    if kind == Kind.OTHER:  # no era: its keys are verifiers' or rlpilot's, not prime-rl's
+    if kind == Kind.OTHER:
+        # No era: its keys are verifiers' or rlpilot's. A Detection carries a dialect, so it says
+        # the one asked for (or today's), not from its keys; `check_data` reports none.
         found = Detection(Dialect(dialect or Dialect.CURRENT), "not a training config", False, judged)
     elif dialect:
         found = Detection(Dialect(dialect), "given", kind=judged)

@@ -29,7 +29,16 @@ from pydantic import BaseModel, Field
 
 from tools.configs import dialects as schema
 from tools.configs import keytables
-from tools.configs.detect import Detection, Installed, detect_dialect, detect_file, installed_stack, snake, stack
+from tools.configs.detect import (
+    Detection,
+    Installed,
+    detect_dialect,
+    detect_file,
+    installed_stack,
+    misfit,
+    snake,
+    stack,
+)
 from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, LAB_SECTIONS, TRANSITION, V09, current_or_later
 from tools.configs.document import is_table_array, line_of, load, lookup
 from tools.configs.multinode import multinode_findings
@@ -238,7 +247,7 @@ def _walk_keys(view: ConfigView, tables: Any, other: Any, table: dict[str, Any],
             looked = next((name for name in (child, *older) if _change_of(view, name)), child)
             other_knows = other is not None and not other.open and key in other.keys()
             problem = _wrong_variant(view, child, shown) if other_knows and not misshapen else \
-                _unknown(view, looked, shown, known)
+                _unknown(view, looked, shown, known, is_table_array(value))
             if problem:
                 found.append(problem)
             names = _renamed_chain(view, looked) if problem and problem.code == "renamed-key" else None
@@ -312,7 +321,15 @@ def _history(view: ConfigView, old: str) -> tuple[list[str], schema.KeyChange | 
     return [name[len(prefix):] if prefix and name.startswith(prefix) else name for name in names], removal
 
 
-def _unknown(view: ConfigView, path: str, shown: str, known: frozenset[str]) -> Finding | None:
+def _unknown(view: ConfigView, path: str, shown: str, known: frozenset[str], array: bool = False) -> Finding | None:
+    """`array`: the key holds an array of tables, which a name a later era reused for a table
+    (v0.9's group `[orchestrator.train.env]`, transition's `[[orchestrator.train.env]]`) is not."""
+    newer = None if array else _newer_dialect_of(view, path)
+    what = f"{view.kind} config" if view.kind != Kind.RL else "config"
+    if newer:
+        return finding("unknown-key", shown, f"{shown} is a {newer} key; a {view.dialect} {what} has none",
+                       f"remove it, or write the file as {newer} "
+                       f"(`rlpilot config migrate {view.path or 'CONFIG'} --to {newer}`)")
     change = _change_of(view, path)
     if change and change.alias and change.target == view.dialect:
         return None  # an old name this era still accepted
@@ -326,12 +343,6 @@ def _unknown(view: ConfigView, path: str, shown: str, known: frozenset[str]) -> 
                        removal.hint or "remove it")
     leaf = path.rsplit(".", 1)[-1]
     section = path.rsplit(".", 1)[0] if "." in path else "the top level"
-    what = f"{view.kind} config" if view.kind != Kind.RL else "config"
-    newer = _newer_dialect_of(view, path)
-    if newer:
-        return finding("unknown-key", shown, f"{shown} is a {newer} key; a {view.dialect} {what} has none",
-                       f"remove it, or write the file as {newer} "
-                       f"(`rlpilot config migrate {view.path or 'CONFIG'} --to {newer}`)")
     close = difflib.get_close_matches(leaf, sorted(known), n=1, cutoff=0.6)
     if close:
         return finding("unknown-key", shown, f"{shown} is not a key of {section} of a {view.dialect} {what}; "
@@ -610,12 +621,16 @@ def outdated_findings(view: ConfigView, installed: Installed, path: Path, target
     """The era against what the stack expects: info in a plain check; with a target, what
     that target would refuse is an error."""
     expectations = installed.expectations()
+    assumed = False
     if target == "hosted":
         cli = installed.prime_cli_version
         expectations = [(CURRENT, f"Hosted Training (`prime train`{f', prime {cli}' if cli else ''})")]
     elif target:
-        found = [(d, s) for d, s in expectations if d != LAB]
-        expectations = found or [(CURRENT, f"a {target} prime-rl run (no checkout found: assumed prime-rl main)")]
+        # A local or SLURM run is prime-rl's own `rl`: the checkout's era, not the prime CLI's.
+        expectations = expectations[:1] if installed.prime_rl_version else []
+        assumed = not expectations
+        expectations = expectations or [(CURRENT, f"a {target} prime-rl run (no checkout found: assumed prime-rl "
+                                                  "main)")]
     found = []
     for expected, source in expectations:
         if view.dialect == LAB:
@@ -623,7 +638,10 @@ def outdated_findings(view: ConfigView, installed: Installed, path: Path, target
         else:
             newer = expected != LAB and schema.RANK[expected] > schema.RANK[view.dialect]
         # v0.9's keys are refused where only prime-rl-current is read (`prime train`, a v0.8 checkout)
-        ahead = view.dialect == V09 and expected == CURRENT
+        ahead = view.dialect == V09 and expected == CURRENT and not assumed
+        if view.dialect in (CURRENT, V09) and expected in (CURRENT, V09) and misfit(view.data, view.kind,
+                                                                                   expected) == 0:
+            continue  # both eras take this file as it is
         if newer or ahead:
             problem = finding("dialect-outdated", None, f"this config is {view.dialect}, but {source} "
                               f"{'reads only' if ahead else 'expects'} {expected}",

@@ -26,7 +26,7 @@ from tomlkit.toml_document import TOMLDocument
 
 from tools.configs import dialects as schema
 from tools.configs import keytables
-from tools.configs.detect import Detection, Installed, detect_file, installed_stack, training_config
+from tools.configs.detect import Detection, Installed, detect_file, installed_stack, refuse_other_kind
 from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, TRANSITION, V09, KeyChange
 from tools.configs.document import load, read_text, split_key
 from tools.configs.edit import atomic_write, unified_diff, write_config
@@ -113,7 +113,7 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     config = load(Path(path))
     target = Dialect(to)
     detection = detect_file(config.data, config.path)
-    training_config(detection, config.path, "migrate")
+    refuse_other_kind(detection, config.path, "migrate")
     source, kind = detection.dialect, detection.kind
     # A component file is migrated as its table of a full config, and stays a component file.
     table = _COMPONENT_TABLES.get(kind)
@@ -123,22 +123,22 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     for alias in [c for c in schema.CHANGES if c.alias and c.target == source]:
         run.apply(alias)  # old names this era still took: renamed, never dropped
     _snake_case(run, doc, "")
+    out = Path(output) if output else config.path if in_place else beside(config.path, target)
+    judged = Kind.RL if table else kind
     for origin, destination, forward in _route(source, target, variant):
         if (origin, destination, forward) == (CURRENT, V09, True):
             _main_requirements(run)  # v0.9 validates all main did
         changes = _changes(origin, destination)
         for change in changes if forward else reversed(changes):
             (run.apply if forward else run.invert)(change)
+        if (origin, destination, forward) == (CURRENT, V09, False):
+            # What v0.9 added has no place below it: set aside now, before an older era's table
+            # of the same name (transition's `[[orchestrator.train.env]]`) is written over it.
+            _set_aside(run, CURRENT, judged, installed, out, Variant.MAIN)
     if target == CURRENT and variant == Variant.MAIN:
         _main_requirements(run)
-    out = Path(output) if output else config.path if in_place else beside(config.path, target)
-    text = tidy(dumps(doc))
-    judged = Kind.RL if table else kind
     pinned = variant if target == CURRENT else None
-    findings = check_data(doc.unwrap(), text, Detection(target, "the migration target", kind=judged), installed, out,
-                          variant=pinned).findings
-    for problem in [f for f in findings if f.code in ("unknown-key", "renamed-key", "removed-key") and f.key]:
-        run.take_out(problem)
+    _set_aside(run, target, judged, installed, out, pinned)
     if table:
         run.steps = [step.unnested(table) for step in run.steps]
     text = unnest(tidy(dumps(doc)), table) + run.kept(target) if run.steps else config.text  # else: as it is
@@ -350,6 +350,15 @@ class _Run:
         delete_item(self.doc, parts)
         _drop_if_empty(self.doc, parts[:-1])
         self.record(problem.key, problem.message, before=item, manual=True, suggestion=problem.fix)
+
+
+def _set_aside(run: _Run, dialect: Dialect, kind: Kind, installed: Installed, out: Path,
+               variant: Variant | None) -> None:
+    """Take out, as kept lines, what `dialect` has no key for."""
+    found = check_data(run.doc.unwrap(), tidy(dumps(run.doc)), Detection(dialect, "the migration target", kind=kind),
+                       installed, out, variant=variant).findings
+    for problem in [f for f in found if f.code in ("unknown-key", "renamed-key", "removed-key") and f.key]:
+        run.take_out(problem)
 
 
 def _drop_if_empty(doc: TOMLDocument, parts: list[str | int]) -> None:

@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tools.configs.detect import Installed, detect_file, installed_stack, training_config
+from tools.configs.detect import Installed, detect_file, installed_stack, refuse_other_kind
 from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, V09
 from tools.configs.document import load
 from tools.configs.edit import set_keys
@@ -94,7 +94,7 @@ def tune(path: Path, profile: Profile = "quick", reward: Reward | None = None, e
          apply: bool = False, *, workspace: Path, installed: Installed) -> TuneResult:
     config = load(Path(path))
     detection = detect_file(config.data, config.path)
-    training_config(detection, config.path, "tune")
+    refuse_other_kind(detection, config.path, "tune")
     dialect = detection.dialect
     view = ConfigView(config.data, dialect, installed.variant if dialect == CURRENT else None, detection.kind,
                       config.path)
