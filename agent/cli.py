@@ -6,6 +6,8 @@ pydantic) is imported only once its subcommand is chosen.
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from pathlib import Path
 
@@ -28,10 +30,21 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         code = _dispatch(argv)
+        sys.stdout.flush()  # here, so that a reader who has gone is met inside the handler below
     except KeyboardInterrupt:
         print("rlpilot: interrupted", file=sys.stderr)
         code = 130
+    except BrokenPipeError:
+        # The reader stopped early (`| head -1`): what it wanted it has. Later writes, and the
+        # interpreter's last flush, go nowhere instead of raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
     sys.exit(code)
+
+
+def json_error(code: str, message: str, hint: str = "") -> str:
+    """The one JSON document `--json` prints on stdout when a command fails."""
+    return json.dumps({"ok": False, "error": {"code": code, "message": message, "hint": hint}}, indent=2)
 
 
 def _dispatch(argv: list[str]) -> int:
@@ -56,6 +69,9 @@ def _dispatch(argv: list[str]) -> int:
             return 0
         print(f"rlpilot: unknown command {' '.join(argv[:2])!r}\n{USAGE}\nrun `rlpilot --help` for the list",
               file=sys.stderr)
+        if "--json" in argv:
+            print(json_error("unknown-command", f"unknown command {' '.join(argv[:2])!r}",
+                             "run `rlpilot --help` for the list"))
         return 2
     from agent.tool_cli import run_command
 

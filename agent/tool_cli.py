@@ -1,13 +1,17 @@
 """Run one tool from the command line: flags from its input model, output by the Output rules.
 
-With `--json`, stdout carries exactly the result model; progress and errors go to stderr.
+With `--json`, stdout carries exactly one JSON document: the result model, or on an error
+`{"ok": false, "error": {code, message, hint}}` (the error's line still goes to stderr);
+progress goes to stderr.
 Exit codes: 0 success, 1 the check found errors or the action failed, 2 bad input or usage.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import enum
+import io
 import json
 import sys
 import tomllib
@@ -16,6 +20,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from agent.cli import json_error
 from tools.catalog import ToolEntry
 from tools.contract import Context, Event, Tool, arg_of, load
 from tools.errors import BadInput, ToolError
@@ -79,14 +84,35 @@ def parse_arguments(tool: Tool, argv: list[str]) -> tuple[dict[str, Any], bool]:
 def run_command(entry: ToolEntry, argv: list[str]) -> int:
     tool = load(entry)
     ctx = Context(workspace=Path.cwd(), emit=_print_event)
+    name = f"rlpilot {' '.join(entry.command)}"
+    # Known before parsing, so that a usage error is a JSON document too.
+    as_json = "--json" in argv
+    usage = io.StringIO()
     try:
-        arguments, as_json = parse_arguments(tool, argv)
+        with contextlib.redirect_stderr(usage) if as_json else contextlib.nullcontext():
+            arguments, as_json = parse_arguments(tool, argv)
+    except SystemExit as done:
+        if as_json and done.code:
+            text = usage.getvalue().strip()
+            print(text, file=sys.stderr)
+            message = text.splitlines()[0] if text else f"{name}: bad arguments"
+            print(json_error("usage", message.removeprefix(f"{name}: "), f"run `{name} --help` for its options"))
+        raise
+    except ToolError as error:
+        return _report_error(name, error, as_json)
+    try:
         result = tool.call(arguments, ctx)
     except ToolError as error:
-        print(redact(f"rlpilot {' '.join(entry.command)}: {error.one_line()}"), file=sys.stderr)
-        return error.exit_code
+        return _report_error(name, error, as_json)
     print(redact(result.model_dump_json(indent=2) if as_json else result.render()))
     return result.exit_code()
+
+
+def _report_error(name: str, error: ToolError, as_json: bool) -> int:
+    print(redact(f"{name}: {error.one_line()}"), file=sys.stderr)
+    if as_json:
+        print(redact(json_error(error.code, error.message, error.hint)))
+    return error.exit_code
 
 
 def _from_cli(tool: Tool, name: str, value: Any) -> Any:

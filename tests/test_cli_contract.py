@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -114,3 +115,76 @@ def test_model_schemas_are_compact_but_lose_nothing():
         "required": ["title"],
         "type": "object",
     }
+
+
+def _closed_pipe_run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """`rlpilot ARGV` writing into a pipe whose reader has already gone (`| head -1` once head exits)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run([RLPILOT, *argv], cwd=cwd, stdout=write, stderr=subprocess.PIPE, text=True,
+                              timeout=120, stdin=subprocess.DEVNULL)
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--help"],
+    ["eval", "--help"],
+    ["diagnose", "--help"],
+    ["diagnose", str(REPO / "environments/tiny_arith/examples/rl-run"), "--json"],
+    ["eval", "summarize", str(REPO / "environments/tiny_arith/examples/smoke-eval"), "--json"],
+    ["config", "check", str(REPO / "configs/training/tiny-arith.toml")],
+    ["eval", "summarize", "nowhere", "--json"],  # the error document too
+], ids=" ".join)
+def test_a_reader_that_stopped_early_ends_it_quietly(tmp_path, argv):
+    done = _closed_pipe_run(argv, tmp_path)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    # A reader that stopped early has what it wanted; an error still has its line on stderr.
+    assert done.returncode == 0 and ("does not exist" in done.stderr) == ("nowhere" in argv), done.stderr
+
+
+def test_head_of_the_help_is_the_usage_line_and_exit_0(tmp_path):
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", f"{RLPILOT} --help | head -1"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "usage: rlpilot COMMAND [ARGS] [--json]\n", "")
+
+
+_EVERY_COMMAND = """
+import contextlib, io, json, sys
+from agent.cli import main
+found = {}
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(argv)
+        except SystemExit as done:
+            code = done.code
+    found[" ".join(argv)] = [code, out.getvalue(), err.getvalue()]
+print(json.dumps(found))
+"""
+
+
+def test_every_command_with_json_prints_its_error_as_one_document(tmp_path):
+    """Usage errors of every command, and tool errors, each as {ok: false, error: {code, message, hint}}."""
+    failing = {(*entry.command, "--no-such-flag", "--json"): "usage" for entry in CATALOG}
+    failing |= {
+        ("eval", "summarize", "nowhere", "--json"): "no-such-path",
+        ("eval", "samples", "nowhere", "--json"): "no-such-path",
+        ("diagnose", "nowhere", "--json"): None,
+        ("config", "check", "nowhere.toml", "--json"): None,
+        ("config", "set", "rl.toml", "x", "--json"): "bad-argument",
+        ("frobnicate", "--json"): "unknown-command",
+    }
+    done = subprocess.run([sys.executable, "-c", _EVERY_COMMAND, json.dumps([list(a) for a in failing])],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    for argv, expected in failing.items():
+        code, out, err = results[" ".join(argv)]
+        assert code == 2 or (code == 1 and expected is None), (argv, code, err)
+        document = json.loads(out)  # exactly one document, nothing around it
+        assert document["ok"] is False and set(document["error"]) == {"code", "message", "hint"}, argv
+        assert expected is None or document["error"]["code"] == expected, (argv, document)
+        assert document["error"]["message"] and document["error"]["message"] in err.replace("\n", " ")

@@ -53,7 +53,7 @@ def test_healthy_exits_0_and_renders(tmp_path):
 def test_bad_input_is_a_message_not_a_traceback(tmp_path, content):
     (tmp_path / "metrics.jsonl").write_text(content)
     done = _cli("metrics.jsonl", "--json", cwd=tmp_path)
-    assert done.returncode == 2 and done.stdout == ""
+    assert done.returncode == 2 and json.loads(done.stdout)["ok"] is False  # --json: the error as one document
     assert "Traceback" not in done.stderr and "metrics.jsonl" in done.stderr
 
 

@@ -132,7 +132,8 @@ def test_random_bytes_are_bad_input_never_evidence(tmp_path):
         summarize(noise)
     assert unreadable.value.code == "unreadable-run" and str(noise) in unreadable.value.message
     tuned = rlpilot("config", "tune", "rl.toml", "--eval", "noise.bin", "--json", cwd=tmp_path)
-    assert (tuned.returncode, tuned.stdout) == (2, "") and "holds no eval rollouts" in tuned.stderr
+    assert tuned.returncode == 2 and "holds no eval rollouts" in tuned.stderr
+    assert json.loads(tuned.stdout)["error"]["code"] == "unreadable-run"
     # A run with nothing scored is no reward distribution either.
     write_traces(tmp_path / "errored", {0: [None, None]}, error="boom")
     tuned = rlpilot("config", "tune", "rl.toml", "--eval", "errored", cwd=tmp_path)
@@ -305,7 +306,10 @@ def test_cli_json_is_one_document_and_exit_codes_follow_the_verdict(tmp_path):
     write_traces(tmp_path / "bad", {0: [None, None]}, error="boom")
     assert rlpilot("eval", "summarize", "bad", cwd=tmp_path).returncode == 1
     missing = rlpilot("eval", "summarize", "nowhere", "--json", cwd=tmp_path)
-    assert missing.returncode == 2 and missing.stdout == "" and "does not exist" in missing.stderr
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+    assert json.loads(missing.stdout) == {"ok": False, "error": {
+        "code": "no-such-path", "message": f"{tmp_path / 'nowhere'} does not exist",
+        "hint": "pass a run directory (outputs/<run>) or its traces.jsonl / results.jsonl"}}
 
 
 def test_the_bundled_example_run_is_ready(tmp_path):
