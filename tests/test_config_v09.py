@@ -75,7 +75,6 @@ MOVED = {
     "orchestrator.algo": "orchestrator.train.algo",
     "orchestrator.eval.num_examples": "orchestrator.eval.select.limit",
     "orchestrator.eval.source[0].num_examples": "orchestrator.eval.source[].select.limit",
-    "orchestrator.train.filter_zero_advantages": None,
     "orchestrator.token_batch_size": None,
     "orchestrator.env_server_base_port": None,
     "orchestrator.train.source[0].curriculum": None,
@@ -147,6 +146,15 @@ def test_every_key_v09_moved_is_named_with_its_new_place(tmp_path: Path) -> None
             assert found[old].code == "removed-key" and found[old].fix
         else:
             assert found[old].code == "renamed-key" and f"`{new}`" in found[old].message
+
+
+def test_filter_zero_advantages_is_taken_as_v090_took_it_and_set_aside_by_a_migration(tmp_path: Path) -> None:
+    path = write(tmp_path, V09.replace("constant_trainer_batch_size = true", "").replace(
+        "[orchestrator.train]\n", "[orchestrator.train]\nfilter_zero_advantages = true\n"))
+    assert check_config(path).findings == [] and check_config(path).dialect == Dialect.V09
+    result = migrate(path, Dialect.V09, tmp_path / "out.toml", workspace=tmp_path, installed=NOTHING)
+    assert [s.key for s in result.manual] == ["orchestrator.train.filter_zero_advantages"]
+    assert "constant_trainer_batch_size" in result.manual[0].suggestion
 
 
 def test_a_v09_checkout_expects_v09_and_says_so(tmp_path: Path) -> None:

@@ -145,18 +145,19 @@ def graph(ref: str) -> dict[str, Any]:
     return {"roots": dict(sorted(roots.items())), "classes": dict(sorted(classes.items()))}
 
 
-# prime-rl v0.9.0 (2026-08-24) and later main, which no schema here covers: main-2026-08-21's
+# prime-rl v0.9.0 (2026-08-24) and the main after it, which no schema here covers: main-2026-08-21's
 # classes with the orchestrator's changes, read in upstream's `packages/prime-rl-configs/src/
 # prime_rl/configs/orchestrator.py` of that era (code index, read 2026-12-03; research/prime-rl.md
 # section 7). {class: (fields removed, {field added: its shape})}; a shape is None (a value),
 # "open" (verifiers' own block: `vf.SelectConfig`, `vf.SharedEnvConfig`) or "Class.field" (the
-# shape main gives that field). Applied to every kind's class of the name.
-V09_REF = "v0.9.0"
+# shape main gives that field). Applied to every kind's class of the name. One table serves the
+# release and the main after it, so a key one of them takes is taken: `filter_zero_advantages`
+# stays (v0.9.0 has it; main removed it on 2026-09-01, prime-rl #3463, which `CHANGES` says).
+V09_REF = "v0.9"
 V09_CHANGES: dict[str, tuple[tuple[str, ...], dict[str, str | None]]] = {
     "OrchestratorConfig": (("group_size", "algo", "token_batch_size", "env_server_base_port"),
                            {"constant_trainer_batch_size": None}),
-    "TrainConfig": (("filter_zero_advantages",),
-                    {"group_size": None, "algo": "OrchestratorConfig.algo", "select": "open", "env": "open"}),
+    "TrainConfig": ((), {"group_size": None, "algo": "OrchestratorConfig.algo", "select": "open", "env": "open"}),
     "TrainSourceConfig": (("curriculum",), {"sampler": "CurriculumConfig.sampler", "min_abs_advantage": None,
                                             "select": "open"}),
     "TrainSamplingConfig": ((), {"top_p": None, "top_k": None}),

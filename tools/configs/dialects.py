@@ -80,11 +80,14 @@ class KeyChange:
 
 # What replaces every removed async-level knob.
 _STALENESS_HINT = "bound staleness with `orchestrator.max_off_policy_steps` (default 8)"
+# prime-rl #3463 (2026-09-01): what filtering is in v0.9, where there is no switch for it.
+V09_FILTERING = ("v0.9 drops zero-advantage samples always (a source's `min_abs_advantage` widens that to near-zero "
+                 "ones) and `orchestrator.constant_trainer_batch_size` (on by default) backfills them, so each step "
+                 "trains on a full batch")
 _ZERO_ADV_HINT = ("on main up to 2026-08-21, `orchestrator.train.filter_zero_advantages` (on by default) drops "
                   "zero-advantage samples, and a per-source `curriculum.gates.<name>.type = \"advantage_range\"` "
                   "rejects flat groups and requests replacements; `curriculum.sampler.type = \"difficulty_pool\"` "
-                  "replaces easy/hard pools. v0.9 drops them always and backfills the batch "
-                  "(`orchestrator.constant_trainer_batch_size`), with a source's `sampler` and `min_abs_advantage`")
+                  "replaces easy/hard pools. " + V09_FILTERING)
 
 # The loss and algorithm area. The importance-ratio masks of v0.3/v0.4 were cut when IPO became the
 # default loss (2026-03-02, prime-rl #1930, research/rl-stability.md section 8).
@@ -278,19 +281,18 @@ CHANGES: tuple[KeyChange, ...] = (
               "the task sampler is a source's own `sampler` (`standard` | `difficulty_pool`); the curriculum "
               "block is gone"),
     KeyChange("orchestrator.train.source[].curriculum.gates", None, CURRENT, V09,
-              "the curriculum's advantage-range gates are gone",
-              hint="`min_abs_advantage` on a source drops samples whose |advantage| is at most it, and "
-                   "`orchestrator.constant_trainer_batch_size` (on by default) backfills them"),
+              "the curriculum's advantage-range gates are gone", hint=V09_FILTERING),
     KeyChange("orchestrator.train.source[].curriculum", None, CURRENT, V09, "the curriculum block is gone",
               hint="a source's `sampler` and `min_abs_advantage`"),
     KeyChange("orchestrator.train.filter_zero_advantages", None, CURRENT, V09,
-              "`filter_zero_advantages` was removed: zero-advantage samples always leave the loss (2026-09-01, "
-              "prime-rl #3463; #3515 proposes it back)",
-              hint="`orchestrator.constant_trainer_batch_size = true` (the default) backfills what they drop; "
-                   "`false` trains on fewer samples"),
+              "`filter_zero_advantages` was removed from main after v0.9.0 (2026-09-01, prime-rl #3463; #3515 "
+              "proposes it back)", hint=V09_FILTERING),
     KeyChange("orchestrator.eval.num_examples", "orchestrator.eval.select.limit", CURRENT, V09, _SELECT_WHY),
     KeyChange("orchestrator.eval.source[].num_examples", "orchestrator.eval.source[].select.limit", CURRENT, V09,
               _SELECT_WHY),
+    # an sft config's online evals are its own top-level `[eval]`
+    KeyChange("eval.num_examples", "eval.select.limit", CURRENT, V09, _SELECT_WHY),
+    KeyChange("eval.source[].num_examples", "eval.source[].select.limit", CURRENT, V09, _SELECT_WHY),
     KeyChange("orchestrator.eval.source[].ratio", None, CURRENT, V09,
               "an eval source has no sampling weight: `ratio` is a training source's only", hint="remove it"),
     KeyChange("orchestrator.token_batch_size", None, CURRENT, V09,

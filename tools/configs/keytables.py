@@ -1,7 +1,8 @@
 """Every table and key of prime-rl's config schema, per release, as upstream defined them.
 
-`upstream_keys.json` holds, for each release rlpilot speaks (v0.3.0 to main, and v0.9.0: main
-with the orchestrator's changes, which no published schema here covers), the root class of
+`upstream_keys.json` holds, for each release rlpilot speaks (v0.3.0 to main, and v0.9: main with
+the orchestrator's changes of v0.9.0 and the main after it, which no published schema here
+covers), the root class of
 each config kind and every config class: its fields, the classes a field's table may be (a
 union, such as the algorithm or deployment types, is all of them), whether its keys are free
 names (`dict[str, Model]`), and whether upstream leaves it open (vLLM's pass-through arguments,
@@ -27,7 +28,7 @@ RELEASES: dict[Dialect, tuple[str, ...]] = {
     Dialect.CLASSIC: ("v0.3.0", "v0.4.0", "v0.5.0"),
     Dialect.TRANSITION: ("v0.6.0", "v0.7.0"),
     Dialect.CURRENT: ("v0.8.0", "main"),
-    Dialect.V09: ("v0.9.0",),
+    Dialect.V09: ("v0.9",),
 }
 VARIANT_RELEASE = {Variant.V080: "v0.8.0", Variant.MAIN: "main"}
 KINDS = ("rl", "trainer", "orchestrator", "inference", "env-server", "sft", "eval")

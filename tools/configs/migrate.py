@@ -225,6 +225,8 @@ def _route(source: Dialect, target: Dialect, variant: Variant) -> list[tuple[Dia
         if target == LAB:
             return []
     end = _stop(target, variant)
+    if source == target == V09:  # main's spellings still in a v0.9 file move to their place
+        return [(CURRENT, V09, True)]
     if source == LAB:
         start, steps = _stop(CURRENT, Variant.V080), [(LAB, CURRENT, True)]
     else:
@@ -282,6 +284,7 @@ class _Run:
             for index, entry in enumerate(self.entries(prefix)):
                 if new_prefix != prefix or "." in leaf_old + leaf_new:  # a deeper move, entry by entry
                     self.move(f"{prefix}[{index}]{rest}", f"{new_prefix}[{index}]{new_rest}", why)
+                    _drop_emptied(entry, leaf_old.split(".")[:-1])
                 elif leaf_old in entry and leaf_new not in entry:
                     value = entry[leaf_old]
                     rename_in_place(entry, leaf_old, leaf_new)
@@ -371,6 +374,18 @@ def _drop_if_empty(doc: TOMLDocument, parts: list[str | int]) -> None:
             return
         delete_item(doc, parts)
         parts = parts[:-1]
+
+
+def _drop_emptied(entry: Any, tables: list[str]) -> None:
+    """Drop the tables inside an array entry that only held what moved out of them (a v0.9
+    source's `select` once its `limit` is `num_examples` again), deepest first."""
+    for depth in range(len(tables), 0, -1):
+        parent = entry
+        for name in tables[:depth - 1]:
+            parent = parent.get(name) if isinstance(parent, dict) else None
+        if isinstance(parent, dict) and isinstance(parent.get(tables[depth - 1]), dict) \
+                and not parent[tables[depth - 1]]:
+            del parent[tables[depth - 1]]
 
 
 def _inline_toml(value: Any) -> str:

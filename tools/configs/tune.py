@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from tools.configs.detect import Installed, detect_file, installed_stack, refuse_other_kind
-from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, V09
+from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, V09, V09_FILTERING
 from tools.configs.document import load
 from tools.configs.edit import set_keys
 from tools.configs.lint import (
@@ -198,8 +198,10 @@ def _filtering_on(view: ConfigView) -> str | None:
     if any(isinstance(s, dict) and s.get("curriculum") for s in sources):
         return "orchestrator.train.source"
     # v0.9 always drops zero-advantage samples; a source's `min_abs_advantage` widens that to near-zero ones
-    if view.dialect == V09 and any(isinstance(s, dict) and s.get("min_abs_advantage") for s in sources):
-        return "orchestrator.train.source"
+    v09_sources = view.spell("orchestrator.train.source")
+    if view.dialect == V09 and any(isinstance(s, dict) and s.get("min_abs_advantage")
+                                   for s in view.get(v09_sources) or []):
+        return v09_sources
     return None
 
 
@@ -224,12 +226,11 @@ def _filtering(plan: _Plan) -> None:
     elif view.dialect == V09:
         # Zero-advantage samples always leave the loss in v0.9; what is left to choose is whether
         # the orchestrator backfills them (a constant batch) or trains on fewer samples.
-        if view.get("orchestrator.constant_trainer_batch_size") is False:
-            plan.propose("orchestrator.constant_trainer_batch_size", True, why + "; v0.9 drops them always, and "
-                         "backfilling keeps each step's batch at its size")
+        backfill = view.spell("orchestrator.constant_trainer_batch_size")
+        if view.get(backfill) is False:
+            plan.propose(backfill, True, f"{why}; {V09_FILTERING}")
         else:
-            plan.notes.append("prime-rl v0.9 drops zero-advantage samples itself and backfills them "
-                              "(`constant_trainer_batch_size`, on by default): nothing to switch on")
+            plan.notes.append(f"nothing to switch on: {V09_FILTERING}")
     else:
         plan.notes.append(f"{LAB} configs filter through the platform; migrate to prime-rl-current first")
     oversampling = {CLASSIC: "orchestrator.oversampling_factor", TRANSITION: "orchestrator.oversampling_factor",
@@ -274,12 +275,13 @@ def _thresholds(plan: _Plan, observed: Any) -> None:
             plan.propose("orchestrator.buffer.hard_threshold", 0.0, seen + " (examples never solved move to the "
                          "hard pool)")
     elif plan.view.dialect == V09 or (plan.view.dialect == CURRENT and plan.view.variant != Variant.V080):
-        for index, source in enumerate(plan.view.get("orchestrator.train.source") or []):
+        sources = plan.view.spell("orchestrator.train.source")
+        for index, source in enumerate(plan.view.get(sources) or []):
             if isinstance(source, dict):
                 sampler = source.get("sampler") if plan.view.dialect == V09 else \
                     (source.get("curriculum") or {}).get("sampler")
-                key = f"orchestrator.train.source[{index}]." + ("sampler.type" if plan.view.dialect == V09 else
-                                                                 "curriculum.sampler.type")
+                key = f"{sources}[{index}]." + ("sampler.type" if plan.view.dialect == V09 else
+                                                "curriculum.sampler.type")
                 if not sampler:
                     plan.propose(key, "difficulty_pool", seen + " (the default pools sample hard <= 0.25 and easy "
                                  "examples at weight 0.2)")
