@@ -241,3 +241,15 @@ def test_a_verifiers_eval_or_gepa_config_is_no_rl_config(tmp_path: Path, text: s
 def test_a_lab_era_config_with_a_model_name_is_still_a_training_config(tmp_path: Path) -> None:
     lab = write(tmp_path, 'model = "Qwen/Qwen3-0.6B"\nbatch_size = 64\n[[env]]\nid = "reverse-text"\n')
     assert check_config(lab).kind == Kind.RL
+
+
+def test_a_prime_cli_eval_config_is_other_and_a_misshapen_lab_config_is_not(tmp_path: Path) -> None:
+    prime_eval = write(tmp_path, 'model = "gpt-4.1-mini"\nnum_examples = 50\n[[eval]]\nenv_id = "gsm8k"\n',
+                       "gsm8k.toml")
+    assert check_config(prime_eval).kind == Kind.OTHER
+    typo = write(tmp_path, 'model = "Qwen/Qwen3-0.6B"\nmax_steps = 10\nbatch_size = 64\nrollouts_per_example = 8\n'
+                 '[env]\nid = "reverse-text"\n', "lab.toml")
+    assert check_config(typo).kind == Kind.RL
+    registry = write(tmp_path, '[[endpoint]]\nendpoint_id = "a"\nurl = "http://x"\n[[endpoint]]\nmodel = "m"\n',
+                     "endpoints.toml")
+    assert check_config(registry).kind == Kind.OTHER

@@ -243,3 +243,56 @@ def test_hosted_training_and_a_v08_checkout_refuse_v09s_keys(tmp_path: Path) -> 
     assert [f.code for f in hosted] == ["dialect-outdated"] and "--to prime-rl-current" in hosted[0].fix
     older = Installed(prime_rl_version="0.8.0", prime_rl_path=str(tmp_path))
     assert [f.severity for f in check_config(path, installed=older).findings] == ["info"]
+
+
+# --- found by an adversarial review -----------------------------------------------------------
+
+
+def test_a_local_run_judges_by_the_checkout_not_the_prime_cli(tmp_path: Path) -> None:
+    path = write(tmp_path, V09)
+    checkout = Installed(prime_rl_version="0.9.1", prime_rl_path=str(tmp_path), prime_cli_version="0.18.0")
+    assert check_config(path, installed=checkout, target="local").errors == []
+    assert check_config(path, installed=Installed(prime_cli_version="0.18.0"), target="slurm").errors == []
+    assert [f.code for f in check_config(path, installed=checkout, target="hosted").errors] == ["dialect-outdated"]
+
+
+def test_a_file_both_eras_take_is_not_outdated_for_a_v09_checkout(tmp_path: Path) -> None:
+    path = write(tmp_path, '[model]\nname = "q"\n[orchestrator]\nbatch_size = 128\n[[orchestrator.train.source]]\n'
+                 'name = "a"\ngroup_size = 8\n[orchestrator.train.source.env.taskset]\nid = "r"\n')
+    checkout = Installed(prime_rl_version="0.9.0", prime_rl_path=str(tmp_path))
+    assert check_config(path).dialect == Dialect.CURRENT
+    assert check_config(path, installed=checkout, target="local").findings == []
+
+
+def test_one_v09_key_in_a_main_file_is_named_not_taken_for_the_era(tmp_path: Path) -> None:
+    path = write(tmp_path, MAIN_SPELLING.replace("token_batch_size = 4096", "").replace(
+        "env_server_base_port = 9000", "") + "[orchestrator.train.sampling]\ntop_p = 0.9\n")
+    result = check_config(path)
+    assert result.dialect == Dialect.CURRENT
+    assert [(f.code, f.key) for f in result.errors] == [("unknown-key", "orchestrator.train.sampling.top_p")]
+    assert "prime-rl-v0.9 key" in result.errors[0].message
+
+
+def test_v09s_group_env_is_kept_going_down_past_transitions_env_array(tmp_path: Path) -> None:
+    source = write(tmp_path, '[model]\nname = "q"\n[orchestrator]\nbatch_size = 128\n'
+                   '[orchestrator.train.env.agent.runtime]\ntype = "subprocess"\n[[orchestrator.train.source]]\n'
+                   'name = "a"\ngroup_size = 8\n[orchestrator.train.source.env.taskset]\nid = "r"\n')
+    result = migrate(source, Dialect.TRANSITION, tmp_path / "out.toml", workspace=tmp_path, installed=NOTHING)
+    text = (tmp_path / "out.toml").read_text()
+    assert "orchestrator.train.env" in {s.key for s in result.manual}
+    assert 'runtime = { type = "subprocess" }' in text and "prime-rl-v0.9 key" in text
+
+
+def test_an_sft_configs_eval_examples_move_to_select(tmp_path: Path) -> None:
+    source = write(tmp_path, '[model]\nname = "q"\n[data]\nname = "x/y"\n[[eval.source]]\nname = "rev"\n'
+                   'num_examples = 20\n[eval.source.env.taskset]\nid = "r"\n', "sft.toml")
+    assert check_config(source).kind == Kind.SFT
+    migrate(source, Dialect.V09, tmp_path / "sft.v09.toml", workspace=tmp_path, installed=NOTHING)
+    assert tomllib.loads((tmp_path / "sft.v09.toml").read_text())["eval"]["source"][0]["select"] == {"limit": 20}
+
+
+def test_tune_spells_v09_keys_in_an_orchestrator_file(tmp_path: Path) -> None:
+    path = write(tmp_path, 'batch_size = 128\nconstant_trainer_batch_size = false\n[train]\ngroup_size = 8\n'
+                 '[[train.source]]\nname = "a"\n[train.source.env.taskset]\nid = "r"\n', "orch.toml")
+    result = tune(path, reward="binary", workspace=tmp_path, installed=NOTHING)
+    assert {d.key: d.to for d in result.deltas}.get("constant_trainer_batch_size") is True
