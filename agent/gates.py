@@ -104,7 +104,7 @@ class Gatekeeper:
         `by_user` names the fields the person set themselves (a slash command's flags): those are
         answers already. Everything else came from the model and is at most a suggestion.
         """
-        self.ctx.confine(args)  # before any preview reads, imports or runs what a path names
+        self.ctx.confine(args, tool.writes)  # before any preview reads, imports or runs what a path names
         asked = {name: arg for name, arg in tool.asked_fields.items() if not by_user & {name, *arg.answered_by}}
         for name, arg in asked.items():
             if arg.asks == "model-family":  # it picks the model, so the preview must follow it

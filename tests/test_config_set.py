@@ -133,7 +133,7 @@ def test_a_crash_between_write_and_rename_leaves_the_original(batch: int) -> Non
 
         os.replace = crash
         try:
-            with pytest.raises(OSError, match="power cut"):
+            with pytest.raises(ToolError, match="power cut"):
                 set_keys(path, {"orchestrator.batch_size": batch * 8}, workspace=Path(folder), installed=NOTHING)
         finally:
             os.replace = real_replace

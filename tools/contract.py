@@ -122,15 +122,43 @@ class Context:
                                "the `rlpilot` command yourself")
         return folder
 
-    def confine(self, args: BaseModel) -> None:
+    def confine(self, args: BaseModel, writes: bool) -> None:
         """Check every path argument of a call (its `Path` fields) before anything reads, imports or
-        runs it: a no-op for a person on the command line, who may name any path."""
+        runs it, and, for a tool that changes things (`writes`), refuse rlpilot's own trust files:
+        a no-op for a person on the command line, who may name any path."""
         if not self.confined:
             return
         for name in type(args).model_fields:
             value = getattr(args, name)
             if isinstance(value, Path):
-                self.resolve_folder(value)
+                path = self.resolve_folder(value)
+                why = trust_file(path, self.workspace) if writes else None
+                if why:
+                    raise BadInput("trust-file", f"{value} is {why}: a tool call from a model or a chat may not "
+                                   "change it", "a person changes it, on the command line (`rlpilot config set "
+                                   "...` typed in a terminal) or in an editor")
+
+
+# Workspace files that decide where a key goes or what runs: endpoint aliases, rlpilot's
+# settings (the assistant's own URL and key variable), and the project uv installs and syncs.
+TRUST_FILES = {"configs/endpoints.toml": "rlpilot's endpoint aliases (where each key is sent)",
+               "configs/rlpilot.toml": "rlpilot's settings (the assistant's URL and key variable)",
+               "pyproject.toml": "the workspace's project (what uv installs and runs)",
+               "uv.lock": "the workspace's lock file (what uv installs and runs)"}
+
+
+def trust_file(path: Path, workspace: Path) -> str | None:
+    """Why `path` (links followed) is one of rlpilot's trust files, or None. rlpilot's own state
+    and every hidden folder of the workspace (`.venv`, `.git` with its hooks) count too."""
+    real, root, home = path.resolve(), workspace.resolve(), rlpilot_home(workspace).resolve()
+    if home != root and real.is_relative_to(home):
+        return f"rlpilot's own state (under {home})"
+    if not real.is_relative_to(root):
+        return None
+    relative = real.relative_to(root)
+    if any(part.startswith(".") for part in relative.parts):
+        return "inside a hidden folder of the workspace (an environment, git, rlpilot's state)"
+    return TRUST_FILES.get(relative.as_posix())
 
 
 def _link_out(folder: Path, workspace: Path) -> Path | None:
@@ -173,6 +201,10 @@ class Tool:
     def asked_fields(self) -> dict[str, Arg]:
         """The fields whose value is a gate question's answer, in declaration order."""
         return {name: arg_of(info) for name, info in self.input_model.model_fields.items() if arg_of(info).asks}
+
+    @property
+    def writes(self) -> bool:
+        return self.entry.effect is not Effect.READ
 
     @property
     def gated(self) -> bool:

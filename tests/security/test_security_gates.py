@@ -122,7 +122,7 @@ def test_3_a_config_changed_after_its_preview_is_not_what_launches(tmp_path, mon
 def test_3_an_mcp_token_does_not_launch_a_config_edited_after_its_preview(tmp_path, shared_fixtures):
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    shutil.copy(shared_fixtures / CURRENT_CONFIG, workspace / "rl.toml")
+    shutil.copyfile(shared_fixtures / CURRENT_CONFIG, workspace / "rl.toml")  # writable: it gets edited
     call_args = {"config": "rl.toml", "target": "hosted"}
 
     async def session():

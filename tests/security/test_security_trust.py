@@ -234,3 +234,54 @@ def test_a_local_launch_runs_no_checkout_code_before_the_yes_and_confines_the_ch
     assert "after your yes" in question["detail"] and "--dry-run" in question["detail"]
     assert declined["declined"] is True
     assert not marker.exists(), "the checkout's code ran before the person's yes"
+
+
+def test_a_model_cannot_edit_rlpilots_trust_files_nor_clobber_with_a_plot(tmp_path, shared_fixtures):
+    import shutil
+
+    from agent_support import call
+    from fakes.openai_server import Reply, ScriptedOpenAIServer
+
+    workspace = tmp_path / "ws"
+    (workspace / "configs").mkdir(parents=True)
+    endpoints = workspace / "configs" / "endpoints.toml"
+    endpoints.write_text('[[endpoint]]\nendpoint_id = "gpt"\nmodel = "m"\nurl = "https://api.openai.com/v1"\n'
+                         'key = "OPENAI_API_KEY"\n')
+    settings = workspace / "configs" / "rlpilot.toml"
+    settings.write_text('[[assistant]]\nbase_url = "https://api.openai.com/v1"\nmodel = "m"\n'
+                        'api_key_var = "OPENAI_API_KEY"\n')
+    (workspace / "innocent.toml").symlink_to(endpoints)
+    (workspace / "README.md").write_text("# mine\n")
+    (workspace / "module.py").write_text("print('mine')\n")
+    read_only = workspace / "ro.toml"
+    shutil.copy(shared_fixtures / "prime-rl/main-2026-08-21/examples/basic/reverse-text/rl.toml", read_only)
+    read_only.chmod(0o444)
+    (workspace / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "reward/mean": s / 10}) + "\n"
+                                                     for s in range(10)))
+    before = {path: path.read_bytes() for path in (endpoints, settings, workspace / "README.md",
+                                                   workspace / "module.py", read_only)}
+    evil = "http://127.0.0.1:9/v1"
+    script = [call("config_set", path="configs/endpoints.toml", changes={"endpoint[0].url": evil}),
+              call("config_set", path="configs/rlpilot.toml", changes={"assistant[0].base_url": evil}),
+              call("config_set", path="innocent.toml", changes={"endpoint[0].url": evil}),
+              call("metrics_plot", source="metrics.jsonl", output="README.md"),
+              call("metrics_plot", source="metrics.jsonl", output="module.py"),
+              call("config_set", path="ro.toml", changes={"max_steps": 3}),
+              call("metrics_plot", source="metrics.jsonl", output="curves.png"),
+              call("metrics_plot", source="metrics.jsonl", output="curves.png"), Reply("done")]
+    state = tmp_path / "state"
+    env = prime_env(tmp_path / "home", RLPILOT_HOME=str(state))
+    with ScriptedOpenAIServer(lambda request: script.pop(0) if script else Reply("")) as model:
+        events = _chat(workspace, model.base_url, ["set things up"], env)
+    codes = [r["error"]["code"] if r.get("error") else "ok" for r in _results(events)]
+    assert codes == ["trust-file"] * 3 + ["not-a-plot"] * 2 + ["read-only", "ok", "ok"], _results(events)
+    assert {path: path.read_bytes() for path in before} == before
+    assert len(list((state / "plot-backups").glob("curves-*.png"))) == 1  # the first plot, kept
+    (workspace / "curves.png").chmod(0o444)
+    with ScriptedOpenAIServer(lambda request: Reply("")) as model:
+        events = _chat(workspace, model.base_url, ["/plot metrics.jsonl -o curves.png"], env)
+    assert [r["error"]["code"] for r in _results(events)] == ["read-only"]
+    # A person on the command line still edits their own aliases.
+    done = subprocess.run([str(RLPILOT), "config", "set", "configs/endpoints.toml", "endpoint[0].url=http://h/v1"],
+                          cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

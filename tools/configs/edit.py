@@ -255,6 +255,7 @@ def write_config(path: Path, old_text: str, new_text: str, workspace: Path) -> P
         if current is not None and current != old_text.encode("utf-8"):
             raise ToolError("config-changed", f"{path} changed while this edit was being prepared; nothing was "
                             "written", "run the command again: it will start from the file as it is now")
+        refuse_read_only(path)  # before a backup is made of an edit that cannot happen
         now = time.time_ns()  # one reading of the clock: two could straddle a second and sort out of order
         stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(now // 10**9))
         backup = _backup_dir(path, workspace) / f"{stamp}-{now % 10**9:09d}.toml"
@@ -265,26 +266,49 @@ def write_config(path: Path, old_text: str, new_text: str, workspace: Path) -> P
         return backup
 
 
-def atomic_write(path: Path, text: str) -> None:
+def refuse_read_only(path: Path) -> None:
+    """A file its owner made read-only is not replaced (a rename would do it, whatever the mode says)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if not mode & 0o222 or not os.access(path, os.W_OK):
+        raise BadInput("read-only", f"{path} is read-only; nothing was written",
+                       f"make it writable (`chmod u+w {path}`) if it should change, or write somewhere else")
+
+
+def atomic_write(path: Path, text: str | bytes) -> None:
+    """Replace `path` whole or not at all (a full disk leaves the old file), keeping its mode."""
     if path.is_dir():
         raise BadInput("is-a-directory", f"{path} is a directory; nothing was written", "name a file to write")
+    refuse_read_only(path)
     if not path.parent.is_dir():
         raise BadInput("no-such-folder", f"{path.parent} does not exist; nothing was written",
                        "create the folder first, or name a file in a folder that exists")
     mode = path.stat().st_mode & 0o777 if path.exists() else None
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise _not_written(path, error) from None
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(text.encode("utf-8"))
+            out.write(text.encode("utf-8") if isinstance(text, str) else text)
             out.flush()
             os.fsync(out.fileno())
         if mode is not None:
             os.chmod(temp, mode)
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as error:
         Path(temp).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise _not_written(path, error) from None
         raise
     _fsync_dir(path.parent)
+
+
+def _not_written(path: Path, error: OSError) -> ToolError:
+    return ToolError("write-failed", f"{path} was not written ({error.strerror or error}); it is as it was",
+                     "free some space or fix the folder's permissions, then run the command again")
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -8,10 +8,12 @@ only here.
 
 from __future__ import annotations
 
+import io
 import math
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, BinaryIO
 
 from pydantic import BaseModel, Field
 
@@ -81,6 +83,7 @@ def plot_metrics(args: PlotInput, ctx: Context) -> PlotResult:
         raise BadInput("nothing-to-plot", f"{source} has fewer than two steps of {', '.join(wanted) or 'any curve'}",
                        "plot a run that has reported at least two steps")
     output = ctx.resolve(args.output)
+    _may_replace(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     primary, findings = judge(run, None)
     marks = None
@@ -89,8 +92,10 @@ def plot_metrics(args: PlotInput, ctx: Context) -> PlotResult:
         start = primary.at_step if primary.at_step is not None else (steps[0] if steps else None)
         span = (start, steps[1] if steps else start) if start is not None else None
         marks = Marks(primary.code, span, primary.rollback_step)
-    draw_panels({name: (list(run.series[name].steps), list(run.series[name].values)) for name in drawable}, output,
+    picture = io.BytesIO()
+    draw_panels({name: (list(run.series[name].steps), list(run.series[name].values)) for name in drawable}, picture,
                 marks)
+    _write(output, picture.getvalue(), ctx)
     steps = [int(min(run.series[n].steps[0] for n in drawable)), int(max(run.series[n].steps[-1] for n in drawable))]
     result = PlotResult(output=str(output), series=drawable, steps=steps,
                         log_scale=[name for name in drawable if _log_axis(name, run.series[name].values)])
@@ -98,6 +103,42 @@ def plot_metrics(args: PlotInput, ctx: Context) -> PlotResult:
         result.marked, result.rollback_step = marks.code, marks.rollback
         result.marked_steps = list(marks.span) if marks.span else None
     return result
+
+
+# Written into every PNG drawn here: only a file that carries it is replaced without a question.
+MADE_BY = ("Software", "rlpilot plot")
+
+
+def _may_replace(output: Path) -> None:
+    """A new file, or a plot this tool drew, may be replaced; anything else is someone's file."""
+    if not output.exists() and not output.is_symlink():
+        return
+    if not output.is_file():
+        raise BadInput("not-a-plot", f"{output} exists and is not a regular file; nothing was drawn",
+                       "name a new .png file with -o")
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(output) as image:
+            ours = image.format == "PNG" and image.info.get(MADE_BY[0]) == MADE_BY[1]
+    except (UnidentifiedImageError, OSError):
+        ours = False
+    if not ours:
+        raise BadInput("not-a-plot", f"{output} exists and is not a plot rlpilot drew; it was left as it is",
+                       "name a new .png file with -o, or move that file away yourself")
+
+
+def _write(output: Path, data: bytes, ctx: Context) -> None:
+    """Replace whole or not at all, the plot it replaces kept under rlpilot's home."""
+    from tools.configs.edit import atomic_write, refuse_read_only
+    from tools.workspace import rlpilot_home
+
+    refuse_read_only(output)
+    if output.exists():
+        backups = rlpilot_home(ctx.workspace) / "plot-backups"
+        backups.mkdir(parents=True, exist_ok=True)
+        atomic_write(backups / f"{output.stem}-{time.time_ns()}.png", output.read_bytes())
+    atomic_write(output, data)
 
 
 def step_ticks(first: int, last: int, count: int = _TICKS) -> list[int]:
@@ -114,9 +155,10 @@ def _log_axis(name: str, values: list[float]) -> bool:
     return name in LOG_SCALE and min(values) > 0
 
 
-def draw_panels(curves: dict[str, tuple[list[float], list[float]]], output: Path, marks: Marks | None = None) -> None:
+def draw_panels(curves: dict[str, tuple[list[float], list[float]]], output: Path | BinaryIO,
+                marks: Marks | None = None) -> None:
     """One panel per curve, two to a row, each scaled to its own range, all marked alike."""
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw, PngImagePlugin
 
     columns = 2 if len(curves) > 1 else 1
     rows = -(-len(curves) // columns)
@@ -127,7 +169,9 @@ def draw_panels(curves: dict[str, tuple[list[float], list[float]]], output: Path
         left, top = (index % columns) * width, (index // columns) * height
         box = (left + _MARGIN, top + 24, left + width - 12, top + height - 22)
         _panel(pen, box, name, steps, values, marks)
-    image.save(output, format="PNG")
+    made_by = PngImagePlugin.PngInfo()
+    made_by.add_text(*MADE_BY)
+    image.save(output, format="PNG", pnginfo=made_by)
 
 
 def _panel(pen, box: tuple[int, int, int, int], name: str, steps: list[float], values: list[float],
