@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +58,21 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
+        self._writing = threading.RLock()  # one transaction at a time on this connection
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, the database locked from its first read: another process's
+        append cannot come between reading the next `seq` and inserting it. (In autocommit mode
+        `with db:` opens no transaction at all.)"""
+        with self._writing:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
 
     def create(self, surface: str, title: str = "") -> Session:
         session_id = uuid.uuid4().hex[:12]
@@ -98,7 +116,7 @@ class Session:
     def add_message(self, message: dict[str, Any]) -> None:
         if isinstance(message.get("content"), str):
             message = {**message, "content": redact(message["content"])}
-        with self._db:
+        with self.store.transaction():
             seq = self._db.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session_id = ?",
                                    (self.id,)).fetchone()[0]
             self._db.execute("INSERT INTO messages VALUES (?, ?, ?, ?)",
@@ -135,7 +153,7 @@ class Session:
 
     def record_tool_call(self, name: str, arguments: dict[str, Any], ok: bool,
                          result: dict[str, Any] | None = None, error: dict[str, Any] | None = None) -> None:
-        with self._db:
+        with self.store.transaction():
             self._db.execute(
                 "INSERT INTO tool_calls (session_id, name, arguments, ok, result, error, at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -160,7 +178,7 @@ class Session:
         ]
 
     def record_question(self, kind: str, prompt: str, options: list[str], answer: str | None) -> None:
-        with self._db:
+        with self.store.transaction():
             self._db.execute(
                 "INSERT INTO questions (session_id, kind, prompt, options, answer, at) VALUES (?, ?, ?, ?, ?, ?)",
                 (self.id, kind, redact(prompt), json.dumps(options), answer, time.time()))
@@ -176,11 +194,11 @@ class Session:
         return json.loads(row[0]) if row else default
 
     def put(self, key: str, value: Any) -> None:
-        with self._db:
+        with self.store.transaction():
             self._db.execute("INSERT OR REPLACE INTO state VALUES (?, ?, ?)", (self.id, key, json.dumps(value)))
 
     def record_usage(self, model: str, prompt_tokens: int | None, completion_tokens: int | None) -> None:
-        with self._db:
+        with self.store.transaction():
             self._db.execute(
                 "INSERT INTO usage (session_id, model, prompt_tokens, completion_tokens, at) VALUES (?, ?, ?, ?, ?)",
                 (self.id, model, prompt_tokens, completion_tokens, time.time()))

@@ -285,3 +285,30 @@ def test_a_model_cannot_edit_rlpilots_trust_files_nor_clobber_with_a_plot(tmp_pa
     done = subprocess.run([str(RLPILOT), "config", "set", "configs/endpoints.toml", "endpoint[0].url=http://h/v1"],
                           cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+APPENDER = """
+import sys
+from pathlib import Path
+from agent.sessions import Store
+session = Store(Path(sys.argv[1])).open(sys.argv[2])
+for number in range(int(sys.argv[3])):
+    session.add_message({"role": "user", "content": f"{sys.argv[4]}-{number}"})
+    session.record_tool_call("stack_info", {}, True, {"n": number})
+"""
+
+
+def test_several_processes_append_to_one_session_and_lose_nothing(tmp_path):
+    import sys
+
+    from agent.sessions import Store
+
+    home = tmp_path / "state"
+    session = Store(home).create("test")
+    writers = [subprocess.Popen([sys.executable, "-c", APPENDER, str(home), session.id, "60", f"w{index}"],
+                                stderr=subprocess.PIPE, text=True) for index in range(6)]
+    failures = [writer.communicate(timeout=240)[1] for writer in writers if writer.wait(timeout=240) != 0]
+    assert failures == []
+    said = [message["content"] for message in session.messages()]
+    assert len(said) == 360 and len(set(said)) == 360
+    assert len(session.tool_calls()) == 360
