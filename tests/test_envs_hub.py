@@ -270,3 +270,32 @@ def test_install_makes_the_workspace_a_project_with_its_venv_when_the_user_asks(
     assert imported.stdout.strip() == "5"
     again = rlpilot("env", "install", "echo-env", "--json", cwd=workspace, env=env)  # found from now on
     assert again.returncode == 0 and json.loads(again.stdout)["created"] == []
+
+
+def test_rlpilots_own_virtual_env_is_never_the_workspaces(workspace, tmp_path, monkeypatch):
+    """`uv run --project /path/to/rlpilot` exports VIRTUAL_ENV for rlpilot's own environment."""
+    from tools.prime_runner import prime_environment
+    from tools.workspace import workspace_interpreter
+
+    ours = {"VIRTUAL_ENV": sys.prefix}
+    assert workspace_interpreter(workspace, ours).found_by == "rlpilot"
+    other = tmp_path / "other-venv"
+    (other / "bin").mkdir(parents=True)
+    (other / "bin" / "python").symlink_to(sys.executable)
+    assert workspace_interpreter(workspace, {"VIRTUAL_ENV": str(other)}).found_by == "VIRTUAL_ENV"
+    env_package(workspace, "echo-env", verifiers=None, module="VALUE = 7\n")
+    env = prime_env(tmp_path / "home", VIRTUAL_ENV=sys.prefix)
+    refused = rlpilot("env", "install", "echo-env", cwd=workspace, env=env)
+    assert refused.returncode == 2 and "--create-venv" in refused.stderr
+    done = rlpilot("env", "install", "echo-env", "--create-venv", "--json", cwd=workspace, env=env)
+    assert done.returncode == 0, done.stderr
+    python = workspace / ".venv" / "bin" / "python"
+    assert json.loads(done.stdout)["python"] == str(python)
+    imported = subprocess.run([python, "-c", "import echo_env; print(echo_env.VALUE)"], capture_output=True,
+                              text=True)
+    assert imported.stdout.strip() == "7"
+    assert subprocess.run([sys.executable, "-c", "import echo_env"], capture_output=True, cwd=tmp_path).returncode
+    # The workspace's .venv is found from now on, and children (prime, uv) do not see rlpilot's as active.
+    assert workspace_interpreter(workspace, ours).python == python
+    monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)
+    assert "VIRTUAL_ENV" not in prime_environment(workspace)

@@ -112,10 +112,19 @@ def test_neither_prime_nor_verifiers(empty_workspace, tmp_path):
 
 
 def test_virtual_env_wins_over_the_nearest_pyproject(empty_workspace, tmp_path):
-    env = _clean_env(tmp_path, VIRTUAL_ENV=str(Path(sys.executable).parents[1]))
-    report = json.loads(_stack(empty_workspace, env).stdout)
+    # An environment of the user's that has verifiers: rlpilot's packages, seen from another folder.
+    ours_venv = Path(sys.executable).parents[1]
+    venv = tmp_path / "users-venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(Path(sys.executable).resolve())
+    (venv / "lib").symlink_to(ours_venv / "lib")
+    (venv / "pyvenv.cfg").write_text((ours_venv / "pyvenv.cfg").read_text())
+    report = json.loads(_stack(empty_workspace, _clean_env(tmp_path, VIRTUAL_ENV=str(venv))).stdout)
     assert "found by VIRTUAL_ENV" in report["interpreter"]
     assert report["verifiers"]["version"] == "0.4.0"
+    # rlpilot's own, as `uv run --project /path/to/rlpilot` exports it, is not the workspace's choice.
+    ours = _clean_env(tmp_path, VIRTUAL_ENV=str(ours_venv))
+    assert "found by pyproject" in json.loads(_stack(empty_workspace, ours).stdout)["interpreter"]
 
 
 def test_gpus_and_a_prime_rl_checkout_enable_local_training(tmp_path):

@@ -18,7 +18,7 @@ from tools import process
 from tools.contract import Context
 from tools.errors import ToolError
 from tools.process import ProcessResult
-from tools.workspace import search_path, workspace_interpreter
+from tools.workspace import search_path, without_rlpilots_own, workspace_interpreter
 
 PRIME_CONFIG = Path("~/.prime/config.json")
 LOGIN_HINT = "run `prime login`, or export PRIME_API_KEY"
@@ -42,7 +42,7 @@ def prime_environment(workspace: Path) -> dict[str, str]:
 
     The update check would contact PyPI on every call and print to our output.
     """
-    environ = dict(os.environ)
+    environ = without_rlpilots_own(os.environ)
     environ["PATH"] = search_path(workspace_interpreter(workspace, environ), environ)
     environ["PRIME_DISABLE_VERSION_CHECK"] = "1"
     return environ

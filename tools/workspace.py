@@ -30,7 +30,9 @@ def workspace_interpreter(workspace: Path, environ: Mapping[str, str] | None = N
     """Find the workspace's Python the way the prime CLI does.
 
     UV_PROJECT_ENVIRONMENT, then VIRTUAL_ENV, then the `.venv` beside the nearest
-    pyproject.toml, then rlpilot's own interpreter.
+    pyproject.toml, then rlpilot's own interpreter. A VIRTUAL_ENV that is rlpilot's own
+    environment is passed over: `uv run --project /path/to/rlpilot` exports it for rlpilot, not
+    as the workspace's choice, and taking it would install the user's environments into rlpilot.
     """
     environ = os.environ if environ is None else environ
     for variable in ("UV_PROJECT_ENVIRONMENT", "VIRTUAL_ENV"):
@@ -38,6 +40,8 @@ def workspace_interpreter(workspace: Path, environ: Mapping[str, str] | None = N
             venv = Path(environ[variable])
             if not venv.is_absolute():
                 venv = workspace / venv
+            if variable == "VIRTUAL_ENV" and is_rlpilots_own(venv):
+                continue
             python = _venv_python(venv)
             if python:
                 return Interpreter(python, variable)
@@ -48,6 +52,23 @@ def workspace_interpreter(workspace: Path, environ: Mapping[str, str] | None = N
                 return Interpreter(python, "pyproject")
             break
     return Interpreter(Path(sys.executable), "rlpilot")
+
+
+def is_rlpilots_own(venv: Path) -> bool:
+    """Whether `venv` is the environment rlpilot itself runs in."""
+    try:
+        return venv.resolve() == Path(sys.prefix).resolve()
+    except (OSError, RuntimeError):  # a symlink loop is nobody's environment
+        return False
+
+
+def without_rlpilots_own(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` for a child that finds the workspace's Python itself (prime, uv): rlpilot's own
+    VIRTUAL_ENV, exported by `uv run --project`, must not send it into rlpilot's environment."""
+    child = dict(environ)
+    if child.get("VIRTUAL_ENV") and is_rlpilots_own(Path(child["VIRTUAL_ENV"])):
+        del child["VIRTUAL_ENV"]
+    return child
 
 
 def search_path(interpreter: Interpreter, environ: Mapping[str, str] | None = None) -> str:
