@@ -6,6 +6,7 @@ The tests marked slow score the degenerate replies with the real vf-eval (a minu
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -240,3 +241,39 @@ def test_the_shortcut_pass_is_a_cli_only_switch(tmp_path):
     assert "shortcuts" not in load(by_name("env_check")).model_schema()["properties"]
     done = rlpilot("env", "check", "--help", cwd=tmp_path)
     assert "--no-shortcuts" in done.stdout and str(SHORTCUT_TASKS) in done.stdout
+
+
+# A stand-in for the workspace's vf-eval (an outside program): verifiers 0.4 refuses `--env.agent.*` for an
+# environment whose own vf.Env names its roles otherwise, with pydantic's message; without them this one
+# then fails to import a dependency the environment lacks.
+_VF_EVAL_STAND_IN = """#!{python}
+import pathlib, sys
+with open(pathlib.Path(sys.argv[0]).with_name("calls.txt"), "a") as calls:
+    calls.write(" ".join(sys.argv[1:]) + "\\n")
+if "--env.agent.harness.id" in sys.argv:
+    print("1 validation error for EvalConfig\\nenv.agent\\n  Extra inputs are not permitted "
+          "[type=extra_forbidden, input_value={{'harness': {{'id': 'null'}}}}, input_type=dict]", file=sys.stderr)
+    sys.exit(1)
+print("Traceback (most recent call last):\\n  File \\"duel_env/__init__.py\\", line 3, in <module>\\n"
+      "ModuleNotFoundError: No module named 'chess.engine'", file=sys.stderr)
+sys.exit(1)
+"""
+
+
+def test_an_env_with_its_own_env_is_run_without_agent_flags_and_a_missing_module_is_one_line(tmp_path):
+    from tools.envs.shortcuts import check_shortcuts
+
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    vf_eval = bin_dir / "vf-eval"
+    vf_eval.write_text(_VF_EVAL_STAND_IN.format(python=sys.executable))
+    vf_eval.chmod(0o755)
+    check, [finding] = check_shortcuts(str(vf_eval), "duel-env", 2, tmp_path / "out", Context(workspace=tmp_path),
+                                       dict(os.environ))
+    first, second = (bin_dir / "calls.txt").read_text().splitlines()
+    assert "--env.agent.harness.id null --env.agent.runtime.type subprocess" in first
+    assert "--env.agent" not in second and "--client.base-url" in second
+    assert check is None and finding.code == "shortcut-check-failed"
+    assert "\n" not in finding.message and "Traceback" not in finding.message
+    assert "'chess.engine'" in finding.message and str(bin_dir / "python") in finding.message
+    assert f"`uv pip install --python {bin_dir / 'python'} chess`" in finding.fix

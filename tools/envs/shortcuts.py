@@ -16,6 +16,7 @@ SOLVED is an error, since such a reply passes.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import Counter
@@ -42,6 +43,8 @@ SHORTCUT_TIMEOUT = 600
 MODEL = "rlpilot-degenerate-replies"
 KEY_VARIABLE = "RLPILOT_LOOPBACK_KEY"  # vf-eval wants a key variable; the loopback server ignores it
 _SHOWN = 80
+# A plain chat loop run on this machine: no sandbox, no tools, no login.
+AGENT_FLAGS = (("--env.agent.harness.id", "null"), ("--env.agent.runtime.type", "subprocess"))
 
 REPLIES: dict[str, Callable[[str], str]] = {
     "empty": lambda prompt: "",
@@ -165,20 +168,53 @@ def check_shortcuts(vf_eval: str, taskset_id: str, tasks: int, folder: Path, ctx
             ctx.emit({"type": "log", "line": line})
 
     with DegeneratePolicy() as policy:
-        argv = [vf_eval, taskset_id, "-m", MODEL, "-n", str(tasks), "-r", str(len(KINDS)),
-                "--client.base-url", policy.base_url, "--client.api-key-var", KEY_VARIABLE,
-                "--env.agent.harness.id", "null", "--env.agent.runtime.type", "subprocess",
-                "--run.name", name, "--output-dir", str(folder), "--no-rich", "--no-push"]
-        ctx.emit({"type": "log", "line": "scoring degenerate replies: " + " ".join(argv)})
-        outcome = process.run(argv, cwd=ctx.workspace, env={**environ, KEY_VARIABLE: "loopback"},
-                              timeout=SHORTCUT_TIMEOUT, on_line=log)
+        agent = dict(AGENT_FLAGS)
+        while True:
+            argv = [vf_eval, taskset_id, "-m", MODEL, "-n", str(tasks), "-r", str(len(KINDS)),
+                    "--client.base-url", policy.base_url, "--client.api-key-var", KEY_VARIABLE,
+                    *(word for pair in agent.items() for word in pair),
+                    "--run.name", name, "--output-dir", str(folder), "--no-rich", "--no-push"]
+            ctx.emit({"type": "log", "line": "scoring degenerate replies: " + " ".join(argv)})
+            outcome = process.run(argv, cwd=ctx.workspace, env={**environ, KEY_VARIABLE: "loopback"},
+                                  timeout=SHORTCUT_TIMEOUT, on_line=log)
+            rejected = [] if outcome.ok else rejected_flags(_output(outcome), list(agent))
+            if not rejected:
+                break
+            # An environment that brings its own vf.Env names its own roles: it has no `agent` to set.
+            agent = {flag: value for flag, value in agent.items() if flag not in rejected}
     traces = folder / name / "traces.jsonl"
+    missing = _missing_module(_output(outcome)) if not outcome.ok else None
+    if missing:
+        python = Path(vf_eval).parent / "python"
+        return None, [Finding(code="shortcut-check-failed", severity="warning",
+                              message=f"vf-eval could not load {taskset_id}: it imports {missing!r}, which is not "
+                                      f"installed in {python}",
+                              fix=f"install what provides it: `uv pip install --python {python} "
+                                  f"{missing.split('.')[0]}` (and list it in the environment's dependencies)")]
     if not outcome.ok or not traces.is_file():
         return None, [Finding(code="shortcut-check-failed", severity="warning",
                               message=f"vf-eval could not score the degenerate replies (exit {outcome.returncode}): "
                                       f"{outcome.last_lines(3)}",
                               fix="fix what it says; `rlpilot env check ENV --no-shortcuts` skips this check")]
     return judge(traces, policy.sent)
+
+
+def rejected_flags(output: str, flags: list[str]) -> list[str]:
+    """The flags vf-eval's config refused as extra fields (pydantic names each refused location on a line)."""
+    if "Extra inputs are not permitted" not in output:
+        return []
+    locations = {line.strip() for line in output.splitlines() if line.strip().startswith("env.")}
+    return [flag for flag in flags
+            if any(flag[2:] == where or flag[2:].startswith(where + ".") for where in locations)]
+
+
+def _output(outcome: process.ProcessResult) -> str:
+    return "\n".join([*outcome.stdout_tail, *outcome.stderr_tail])
+
+
+def _missing_module(output: str) -> str | None:
+    found = re.findall(r"ModuleNotFoundError: No module named '([\w.]+)'", output)
+    return found[-1] if found else None
 
 
 def judge(traces: Path, sent: dict[str, str]) -> tuple[ShortcutCheck, list[Finding]]:
