@@ -153,15 +153,29 @@ def test_a_bad_environment_is_reported_file_by_line(venv_workspace):
     ('nums = re.findall(r"-?\\\\d+", completion)\n    return float(nums[-1:] == [answer])', False),
     ('return float(completion.split("\\\\n")[-1].strip() == answer)', False),
     ('return float("<answer>" in completion)', False),
+    # a phrase list in a regex decides the reward; a key test in an assert or before its lookup does not
+    ('return float(bool(re.search(r"\\b(great|excellent|well done)\\b", completion, re.I)))', True),
+    ('return float(re.search("|".join(PRAISE), completion) is not None)', True),
+    ('assert "answer" in info, "the parser must set it"\n    return float(info["answer"] == answer)', False),
+    ('parsed = parse(completion)\n    return float("answer" in parsed and parsed["answer"] == answer)', False),
 ])
 def test_keyword_heuristics_in_a_v0_rubric(tmp_path, body, flagged):
     path = tmp_path / "env.py"
     path.write_text(f"import re\nimport verifiers as vf\n\n\ndef score(completion, answer):\n    {body}\n\n\n"
-                    "rubric = vf.Rubric(funcs=[score], weights=[1.0])\n")
+                    'rubric = vf.Rubric(funcs=[score], weights=[1.0])\nPRAISE = ["great", "well done"]\n')
     found = [f for f in scan_file(path) if f.code == "keyword-heuristic"]
     assert bool(found) == flagged, found
     if flagged:
         assert found[0].line == 6 and "score" in found[0].message
+
+
+def test_a_module_level_phrase_regex_that_a_reward_searches_with_is_flagged(tmp_path):
+    path = tmp_path / "env.py"
+    path.write_text('import re\nimport verifiers as vf\n\nPOLITE = re.compile(r"\\b(thank you|please)\\b")\n\n\n'
+                    "def polite(completion):\n    return 1.0 if POLITE.search(completion) else 0.0\n\n\n"
+                    "rubric = vf.Rubric(funcs=[polite])\n")
+    [found] = [f for f in scan_file(path) if f.code == "keyword-heuristic"]
+    assert found.line == 8 and "compiled regex `POLITE`" in found.message
 
 
 @pytest.mark.slow

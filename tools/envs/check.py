@@ -265,13 +265,19 @@ def _reward_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunct
 
 def _heuristic_findings(tree: ast.Module, path: Path) -> list[Finding]:
     keyword_lists = _keyword_lists(tree)
+    patterns = _phrase_patterns(tree, keyword_lists)
     findings = []
     for function in _reward_functions(tree):
         loops = [c for c in ast.walk(function)
                  if isinstance(c, ast.comprehension | ast.For) and _is_keywords(c.iter, keyword_lists)]
         loop_names = {t.id for loop in loops for t in ast.walk(loop.target) if isinstance(t, ast.Name)}
+        # What cannot decide the reward: an assert raises, and `"k" in d` before `d["k"]` guards a lookup.
+        asserted = {id(n) for a in ast.walk(function) if isinstance(a, ast.Assert) for n in ast.walk(a.test)}
+        looked_up = _looked_up_keys(function)
         for node in ast.walk(function):
-            how = _keyword_match(node, loop_names)
+            if id(node) in asserted or _guards_a_lookup(node, looked_up):
+                continue
+            how = _keyword_match(node, loop_names, keyword_lists, patterns)
             if how:
                 findings.append(Finding(
                     code="keyword-heuristic", severity="warning", file=str(path), line=node.lineno,
@@ -281,20 +287,65 @@ def _heuristic_findings(tree: ast.Module, path: Path) -> list[Finding]:
     return findings
 
 
-def _keyword_match(node: ast.AST, loop_names: set[str]) -> str | None:
+def _keyword_match(node: ast.AST, loop_names: set[str], keyword_lists: set[str], patterns: set[str]) -> str | None:
     if isinstance(node, ast.Compare) and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
         left = node.left
         if _is_word(left):
             return "matches a substring"
         if isinstance(left, ast.Name) and left.id in loop_names:
             return "matches a list of keywords"
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
-        method, first = node.func.attr, node.args[0]
-        if method in _TEXT_METHODS and _is_word(first) and not _is_regex_module(node.func.value):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        method, receiver = node.func.attr, node.func.value
+        if method in _REGEX_CALLS and isinstance(receiver, ast.Name) and receiver.id in patterns:
+            return f"matches a list of phrases with the compiled regex `{receiver.id}`"
+        if not node.args:
+            return None
+        first = node.args[0]
+        if method in _TEXT_METHODS and _is_word(first) and not _is_regex_module(receiver):
             return f"looks for a substring with .{method}()"
-        if method in _REGEX_CALLS and _is_regex_module(node.func.value) and _is_word(first, plain=True):
-            return "matches literal words with a regex"
+        if method in _REGEX_CALLS and _is_regex_module(receiver):
+            if _is_word(first, plain=True):
+                return "matches literal words with a regex"
+            if _is_phrase_pattern(first, keyword_lists):
+                return "matches a list of phrases with a regex"
     return None
+
+
+def _is_phrase_pattern(node: ast.AST, keyword_lists: set[str]) -> bool:
+    """A regex that is only alternative words (`r"\\b(great|excellent)\\b"`, `"|".join(PHRASES)`)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join":
+        return bool(node.args) and _is_keywords(node.args[0], keyword_lists)
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return False
+    bare = re.sub(r"\(\?[a-z]+\)|\(\?:|\\b|\\s[+*]?|[()^$]", " ", node.value)
+    words = [alternative.strip() for alternative in bare.split("|")]
+    return len(words) >= 2 and all(re.fullmatch(r"[A-Za-z][A-Za-z' -]*[A-Za-z]", word) for word in words)
+
+
+def _phrase_patterns(tree: ast.Module, keyword_lists: set[str]) -> set[str]:
+    """Module names bound to `re.compile(<phrase list>)`, which a reward then searches with."""
+    return {target.id for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "compile"
+            and _is_regex_module(node.value.func.value) and node.value.args
+            and (_is_phrase_pattern(node.value.args[0], keyword_lists) or _is_word(node.value.args[0], plain=True))
+            for target in node.targets if isinstance(target, ast.Name)}
+
+
+def _looked_up_keys(function: ast.AST) -> set[tuple[str, str]]:
+    """(container, key) for every `container["key"]` and `container.get("key")` in a function."""
+    found = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            found.add((ast.unparse(node.value), node.slice.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and node.args and isinstance(node.args[0], ast.Constant):
+            found.add((ast.unparse(node.func.value), node.args[0].value))
+    return found
+
+
+def _guards_a_lookup(node: ast.AST, looked_up: set[tuple[str, str]]) -> bool:
+    return (isinstance(node, ast.Compare) and isinstance(node.left, ast.Constant) and len(node.comparators) == 1
+            and (ast.unparse(node.comparators[0]), node.left.value) in looked_up)
 
 
 def _is_word(node: ast.AST, plain: bool = False) -> bool:
