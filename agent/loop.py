@@ -36,6 +36,27 @@ def openai_tool(tool: Tool) -> dict[str, Any]:
             "function": {"name": tool.name, "description": tool.entry.summary, "parameters": tool.model_schema()}}
 
 
+def bounded(history: list[dict[str, Any]], max_chars: int) -> list[dict[str, Any]]:
+    """The transcript within `max_chars`: the system prompt, then the latest turns that fit (a turn
+    starts at a user message, so no tool result loses its call); the oldest are left out, and
+    the model is told so. The last turn is kept whole."""
+    head = [message for message in history[:1] if message.get("role") == "system"]
+    rest = history[len(head):]
+    size = sum(len(json.dumps(message)) for message in history)
+    start = 0
+    starts = [index for index, message in enumerate(rest) if message.get("role") == "user"]
+    for index in starts[1:]:
+        if size <= max_chars:
+            break
+        size -= sum(len(json.dumps(message)) for message in rest[start:index])
+        start = index
+    if start == 0:
+        return history
+    note = {"role": "system", "content": f"[{start} earlier messages of this conversation are left out to keep "
+                                         "it within bounds; ask the user if you need what they said]"}
+    return [*head, note, *rest[start:]]
+
+
 class Agent:
     def __init__(self, session: Session, surface: Surface, ctx: Context, client: ModelClient | None = None,
                  tools: list[Tool] | None = None):
@@ -54,6 +75,8 @@ class Agent:
         self.gates = Gatekeeper(session, self.surface.ask, self.ctx)
         self.max_rounds = self.ctx.settings.agent.max_tool_rounds
         self.max_chars = self.ctx.settings.agent.max_tool_result_chars
+        self.max_calls = self.ctx.settings.agent.max_tool_calls_per_reply
+        self.max_history = self.ctx.settings.agent.max_history_chars
 
     def send(self, text: str, name: str | None = None) -> None:
         """One user turn (`name`: who said it, where several people share a session). Ctrl-C ends
@@ -62,15 +85,22 @@ class Agent:
         self.session.add_message({"role": "user", "content": text, **({"name": name} if name else {})})
         try:
             for _ in range(self.max_rounds):
-                reply = self.client.complete(self.session.messages(), self.schemas, self.surface.on_text)
+                reply = self.client.complete(bounded(self.session.messages(), self.max_history), self.schemas,
+                                             self.surface.on_text)
                 self.session.record_usage(self.client.endpoint.model, reply.prompt_tokens, reply.completion_tokens)
-                self.session.add_message(reply.message())
+                # A flood of calls in one reply: the first ones run; one more stays in the transcript
+                # to carry the refusal of all the rest, which are dropped (the history stays small).
+                calls, dropped = reply.tool_calls[: self.max_calls + 1], len(reply.tool_calls) - self.max_calls
+                self.session.add_message(replace(reply, tool_calls=calls).message())
                 if reply.text:
                     self.surface.emit({"type": "assistant", "text": reply.text})
                 if not reply.tool_calls:
                     return
-                for call in reply.tool_calls:
-                    outcome = self._model_call(call)
+                refusal = ToolError("too-many-tool-calls", f"that reply made {len(reply.tool_calls)} tool calls; at "
+                                    f"most {self.max_calls} run per reply, and the other {dropped} were not run",
+                                    "call the tools that matter most, fewer at a time")
+                for number, call in enumerate(calls):
+                    outcome = self._model_call(call) if number < self.max_calls else Outcome.failed(call.name, refusal)
                     self.session.add_message({"role": "tool", "tool_call_id": call.id,
                                               "content": self._for_model(outcome)})
             self.surface.emit({"type": "error", "message": f"stopped after {self.max_rounds} tool rounds; "

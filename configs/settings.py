@@ -32,6 +32,8 @@ class AssistantChoice(_Strict):
 class AgentSettings(_Strict):
     max_tool_rounds: PositiveInt
     max_tool_result_chars: PositiveInt
+    max_tool_calls_per_reply: PositiveInt
+    max_history_chars: PositiveInt
     request_timeout_s: float = Field(gt=0, description="One attempt of a model request.")
     request_budget_s: float = Field(gt=0, description="All attempts of one model request together.")
 

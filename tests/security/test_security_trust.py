@@ -312,3 +312,29 @@ def test_several_processes_append_to_one_session_and_lose_nothing(tmp_path):
     said = [message["content"] for message in session.messages()]
     assert len(said) == 360 and len(set(said)) == 360
     assert len(session.tool_calls()) == 360
+
+
+def test_a_flood_of_tool_calls_runs_sixteen_and_the_replayed_transcript_stays_bounded(tmp_path):
+    from fakes.openai_server import Reply, ScriptedOpenAIServer
+
+    workspace = tmp_path / "ws"
+    (workspace / "configs").mkdir(parents=True)
+    # The person's own setting: a small transcript budget, so the first turn must be left out.
+    (workspace / "configs" / "rlpilot.toml").write_text("[agent]\nmax_history_chars = 20000\n")
+    flood = Reply(content="", tool_calls=[{"name": "eval_summarize", "arguments": {"path": f"nope-{n}"}}
+                                          for n in range(40)])
+    script = [flood, Reply("ok"), Reply("fine")]
+    big = "x" * 30000
+    with ScriptedOpenAIServer(lambda request: script.pop(0) if script else Reply("")) as model:
+        events = _chat(workspace, model.base_url, [big, "second"], prime_env(tmp_path / "home"))
+        after_flood, second_turn = model.requests[1], model.requests[2]
+    ran = [e for e in events if e["type"] == "tool_call" and e["name"] != "report"]
+    assert len(ran) == 16
+    [assistant] = [m for m in after_flood["messages"] if m["role"] == "assistant" and m.get("tool_calls")]
+    assert len(assistant["tool_calls"]) == 17
+    answers = [json.loads(m["content"]) for m in after_flood["messages"] if m["role"] == "tool"]
+    assert len(answers) == 17 and answers[-1]["error"]["code"] == "too-many-tool-calls"
+    assert "40 tool calls" in answers[-1]["error"]["message"] and "at most 16" in answers[-1]["error"]["message"]
+    replayed = json.dumps(second_turn["messages"])
+    assert big not in replayed and "left out" in replayed and "second" in replayed
+    assert len(replayed) < 40000
