@@ -104,6 +104,13 @@ def run_command(entry: ToolEntry, argv: list[str]) -> int:
         result = tool.call(arguments, ctx)
     except ToolError as error:
         return _report_error(name, error, as_json)
+    except OSError as error:  # a file name too long, a file too large for this system, a full disk
+        where = f" ({redact(str(error.filename))[:120]})" if error.filename else ""
+        return _report_error(name, BadInput("os-error", f"{error.strerror or error}{where}; nothing was done",
+                                            "check the path and the file named, then run the command again"), as_json)
+    except RecursionError:  # tables or arrays nested thousands deep
+        return _report_error(name, BadInput("too-deep", "the input is nested too deeply to read; nothing was done",
+                                            "a config nests a few tables deep: check that file"), as_json)
     print(redact(result.model_dump_json(indent=2) if as_json else result.render()))
     return result.exit_code()
 

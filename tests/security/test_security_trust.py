@@ -338,3 +338,16 @@ def test_a_flood_of_tool_calls_runs_sixteen_and_the_replayed_transcript_stays_bo
     replayed = json.dumps(second_turn["messages"])
     assert big not in replayed and "left out" in replayed and "second" in replayed
     assert len(replayed) < 40000
+
+
+def test_deep_tables_and_long_file_names_are_one_line_and_exit_2(tmp_path):
+    from security_support import cli_in_process
+
+    (tmp_path / "deep.toml").write_text("[" + "a." * 3000 + "b]\n")
+    for name in ("deep.toml", "n" * 300 + ".toml"):
+        for extra in ((), ("--json",)):
+            done = cli_in_process("config", "check", name, *extra, cwd=tmp_path)
+            assert done.returncode == 2, done.stderr
+            assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+            if extra:
+                assert json.loads(done.stdout)["ok"] is False
