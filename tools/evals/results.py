@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
+
 from tools.errors import BadInput
 from tools.files import LINE_LIMIT, BoundedLines, open_regular, read_text_bounded
 
@@ -286,12 +288,19 @@ def _lines(path: Path) -> Iterator[bytes]:
             yield from handle
 
 
+def _loads(raw: bytes) -> Any:
+    """orjson, and the json module for what orjson refuses but Python writes (a bare NaN reward)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
 def records(path: Path) -> Iterator[tuple[int, Any, str | None]]:
     """(line number, parsed record or None, why it was skipped or None) for each non-blank line."""
-    loads = json.loads
     for number, raw in enumerate(_lines(path), 1):
         try:
-            record = loads(raw)
+            record = _loads(raw)
         except RecursionError:
             yield number, None, "nested too deeply to be an eval record"
             continue
