@@ -6,12 +6,12 @@ pydantic) is imported only once its subcommand is chosen.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 
 from tools.catalog import CATALOG, GROUPS, find
+from tools.errors import json_error
 
 USAGE = "usage: rlpilot COMMAND [ARGS] [--json]"
 
@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("agent.surfaces.mcp_server:main", "Serve the tools to an IDE assistant over MCP (stdio)."),
     "acp": ("agent.surfaces.acp_agent:main", "Run as an Agent Client Protocol agent on stdio (Zed and other editors)."),
     "slack": ("agent.surfaces.slack_app:main", "Run the Slack bot (Socket Mode, or --http with signed requests)."),
+    "skill": ("agent.skill:main", "Write the playbook as an Agent Skill for this stack; --check FILE names a skill's "
+                                  "commands that no longer work."),
 }
 
 
@@ -40,11 +42,6 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
     sys.exit(code)
-
-
-def json_error(code: str, message: str, hint: str = "") -> str:
-    """The one JSON document `--json` prints on stdout when a command fails."""
-    return json.dumps({"ok": False, "error": {"code": code, "message": message, "hint": hint}}, indent=2)
 
 
 def _dispatch(argv: list[str]) -> int:

@@ -20,10 +20,9 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from agent.cli import json_error
 from tools.catalog import ToolEntry
 from tools.contract import Context, Event, Tool, arg_of, load
-from tools.errors import BadInput, ToolError
+from tools.errors import BadInput, ToolError, json_error
 from tools.secrets import redact
 
 

@@ -5,6 +5,8 @@ Kept apart from the tool contract so the lowest layer (the process runner) can r
 
 from __future__ import annotations
 
+import json
+
 
 class ToolError(Exception):
     """A failure the user can act on: a stable code, what went wrong, and what to do."""
@@ -29,3 +31,8 @@ class BadInput(ToolError):
     """The request itself is wrong (a missing file, a malformed value): exit code 2."""
 
     exit_code = 2
+
+
+def json_error(code: str, message: str, hint: str = "") -> str:
+    """The one JSON document `--json` prints on stdout when a command fails."""
+    return json.dumps({"ok": False, "error": {"code": code, "message": message, "hint": hint}}, indent=2)
