@@ -1,5 +1,7 @@
 """`rlpilot mcp`: the deterministic tools as an MCP server on stdio (the official SDK, version 2).
 
+The playbook comes with them (instructions, prompts, resources): see mcp_playbook.
+
 Each catalog tool is an MCP tool with the same input schema the agent's model sees (no hidden
 fields) and its result model as the output schema, so results come back as structured content.
 
@@ -36,6 +38,7 @@ from agent.loop import Agent, Surface
 from agent.outcome import Outcome
 from agent.sessions import Store
 from agent.surfaces.common import available_tools
+from agent.surfaces.mcp_playbook import handlers, instructions
 from tools.catalog import Effect, Shows, shows
 from tools.contract import Context, Event, Tool
 from tools.errors import ToolError
@@ -254,10 +257,9 @@ def build_server(tools: ToolServer) -> Server:
 
     from importlib.metadata import version
 
+    # The playbook rides along: instructions, prompts and resources, from the chat's own sources.
     return Server("rlpilot", version=version("rlpilot"), on_list_tools=list_tools, on_call_tool=call_tool,
-                  instructions="rlpilot's tools for RL training on verifiers environments. Tools that act outside "
-                               "the machine answer first with a preview and a one-time confirm_token: show the "
-                               "preview to the user and call again with the token only on their yes.")
+                  instructions=instructions(), **handlers(tools.agent.tools, tools.call))
 
 
 def main(argv: list[str] | None = None) -> int:
