@@ -172,16 +172,36 @@ def scan(text: str) -> Iterator[Line]:
         yield Line(number, table, key, False)
 
 
+class LineIndex:
+    """Where each display path of a text is defined, from one scan: a file with thousands of
+    findings is looked up once per finding, not scanned once per finding."""
+
+    def __init__(self, text: str):
+        self.tables: dict[str, int] = {}  # a header's table, its entry-less base, and every table above it
+        self.keys: dict[str, int] = {}
+        for line in scan(text):
+            if line.header:
+                base = re.sub(r"\[\d+\]$", "", line.table)
+                for name in (line.table, base, *_above(line.table, ".[")):
+                    self.tables.setdefault(name, line.number)
+            elif line.key:
+                self.keys.setdefault(line.key, line.number)
+
+    def line_of(self, display: str) -> int | None:
+        """The first line that writes `display` out: its header or key, a table below it, or the key
+        whose inline table holds it."""
+        found = [self.tables.get(display), self.keys.get(display), *map(self.keys.get, _above(display, "."))]
+        return min((number for number in found if number), default=None)
+
+
+def _above(path: str, boundaries: str) -> list[str]:
+    """The paths above `path`, cut where a part ends (`a.b[2].c` -> `a`, `a.b`, `a.b[2]`)."""
+    return [path[:i] for i, char in enumerate(path) if char in boundaries and i]
+
+
 def line_of(text: str, display: str) -> int | None:
     """The 1-based line where `display` (a display path) is defined, when it is written out."""
-    for line in scan(text):
-        if line.header:
-            base = re.sub(r"\[\d+\]$", "", line.table)
-            if display in (line.table, base) or line.table.startswith((display + ".", display + "[")):
-                return line.number
-        elif line.key and (line.key == display or display.startswith(line.key + ".")):
-            return line.number
-    return None
+    return LineIndex(text).line_of(display)
 
 
 def _with_indices(name: str, counts: dict[str, int]) -> str:

@@ -40,7 +40,7 @@ from tools.configs.detect import (
     stack,
 )
 from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, LAB_SECTIONS, TRANSITION, V09, current_or_later
-from tools.configs.document import is_table_array, line_of, load, lookup
+from tools.configs.document import LineIndex, is_table_array, load, lookup
 from tools.configs.multinode import multinode_findings
 from tools.configs.view import ConfigView
 from tools.contract import Arg, Context, ToolResult
@@ -160,8 +160,9 @@ def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detecti
     if detection.base:
         # The base's own problems are the base's: report what this file sets or changes.
         findings = [f for f in findings if f.key is None or _sets(data, f.key)]
+    lines = LineIndex(text)
     for finding in findings:
-        finding.line = line_of(text, finding.key) if finding.key else None
+        finding.line = lines.line_of(finding.key) if finding.key else None
     return CheckResult(path=str(path), dialect=detection.dialect, kind=detection.kind, detected=detection.evidence,
                        kind_detected=detection.kind_evidence, base=str(detection.base) if detection.base else None,
                        findings=findings)
