@@ -32,7 +32,7 @@ FILLED_IN = {"name": "tiny-arith", "text": "tiny-arith", "hub_id": "tester/tiny-
              "run": "run-1", "run_id": "run-1", "new_run": "run-1", "source": "outputs/run-1/metrics.jsonl",
              "visibility": "PRIVATE", "traces": "outputs/run-1/traces.jsonl", "id": "run-1",
              "path": "environments/tiny_arith", "target": "hosted", "following": "smoke", "step": "50", "at_step": "50",
-             "newer": "prime-rl-v0.9",
+             "newer": "prime-rl-v0.9", "value": CONFIG,
              "ctx.settings.go_to('instruct')[0]": "gpt-4.1-mini"}
 # What the person fills in: the metavars hints leave in capitals.
 METAVARS = {"ENV": "tiny-arith", "CONFIG": CONFIG, "RUN": "run-1", "RUN_A": "run-0", "ID": "abc123",

@@ -135,8 +135,8 @@ class Context:
                 why = trust_file(path, self.workspace) if writes else None
                 if why:
                     raise BadInput("trust-file", f"{value} is {why}: a tool call from a model or a chat may not "
-                                   "change it", "a person changes it, on the command line (`rlpilot config set "
-                                   "...` typed in a terminal) or in an editor")
+                                   "change it", "a person changes it in an editor, or types "
+                                   f"`rlpilot config set {value} KEY=VALUE` in a terminal")
 
 
 # Workspace files that decide where a key goes or what runs: endpoint aliases, rlpilot's
