@@ -69,9 +69,6 @@ def test_the_inspector_lists_the_tools_renders_a_prompt_and_reads_a_resource(tmp
     assert "prime-rl-current" in check["contents"][0]["text"]
 
 
-@pytest.mark.xfail(strict=True, reason="the preview is an error result whose structured content (confirm_token) "
-                   "is not the tool's output schema; the TypeScript SDK's client (1.x, in the Inspector) checks "
-                   "structured content against the schema even on an error and refuses it")
 def test_the_inspector_gets_a_preview_with_a_token(tmp_path):
     workspace = _workspace(tmp_path)
     with PrimeAPI() as api:

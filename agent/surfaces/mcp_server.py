@@ -100,8 +100,20 @@ def mcp_tool(tool: Tool) -> types.Tool:
                            "(e.g. {\"model-family\": \"instruct\"}).",
         }
     return types.Tool(name=tool.name, description=tool.entry.summary, input_schema=schema,
-                      output_schema=tool.result_model.model_json_schema(mode="serialization"),
-                      annotations=_ANNOTATIONS[tool.effect])
+                      output_schema=_output_schema(tool), annotations=_ANNOTATIONS[tool.effect])
+
+
+# What an error result (a preview with its token, a question, a refusal) carries as structured
+# content. Strict clients (the TypeScript SDK's) hold even an error's structured content to the
+# output schema, so the schema admits these besides the tool's result.
+_NOT_A_RESULT = {"type": "object", "anyOf": [{"required": ["confirmation_required"]}, {"required": ["needs_answer"]},
+                                              {"required": ["error"]}]}
+
+
+def _output_schema(tool: Tool) -> dict[str, Any]:
+    result = tool.result_model.model_json_schema(mode="serialization")
+    defs = result.pop("$defs", None)  # `#/$defs/...` references resolve from the root
+    return {"type": "object", **({"$defs": defs} if defs else {}), "anyOf": [result, _NOT_A_RESULT]}
 
 
 def _error(text: str, structured: dict[str, Any] | None = None) -> types.CallToolResult:
