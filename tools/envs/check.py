@@ -28,6 +28,7 @@ from tools import process
 from tools.contract import Arg, Context, ToolResult
 from tools.env_refs import local_env_dir, parse_env_ref, shown
 from tools.envs.shortcuts import ShortcutCheck, check_shortcuts
+from tools.envs.v0 import V0Load, check_v0, detect
 from tools.errors import BadInput
 from tools.findings import Finding, errors, render
 from tools.workspace import module_origin, rlpilot_home, search_path, workspace_interpreter
@@ -75,10 +76,18 @@ class EnvCheckResult(ToolResult):
     taskset_id: str
     validation: Validation | None
     shortcuts: ShortcutCheck | None = None
+    api: str | None = Field(None, description="The verifiers API the source is written for: v0 "
+                                             "(load_environment, verifiers <= 0.3) or v1 (a Taskset, 0.4).")
+    v0: V0Load | None = Field(None, description="A v0 environment loaded in rlpilot's verifiers<0.4 runtime.")
     findings: list[Finding]
 
     def render(self) -> str:
         lines = [f"env        {self.taskset_id}  ({self.source})"]
+        if self.v0:
+            v = self.v0
+            gold = f"; gold answers scoring 1: {v.gold_passed}/{v.gold_tasks}" if v.gold_tasks else ""
+            lines.append(f"v0         load_environment() -> {v.env_class} with {v.rows} rows (verifiers {v.verifiers},"
+                         f" {v.python}){gold}")
         if self.validation:
             v = self.validation
             lines.append(f"validate   {v.valid}/{v.tasks} valid; gold failed {v.gold_failed}, no-op passed "
@@ -108,6 +117,12 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
         if not any(part.startswith(".") or part in _NOT_SOURCE for part in path.relative_to(source).parts)]
     for path in files:
         findings += scan_file(path)
+    generation = detect(source)
+    if generation.is_v0:
+        # verifiers 0.4's vf-validate and vf-eval would only say "taskset not found".
+        v0, shortcuts, found = check_v0(source, taskset_id, args.num_examples, args.shortcuts, ctx, environ)
+        return EnvCheckResult(env=args.env, source=str(source), taskset_id=taskset_id, validation=None,
+                              shortcuts=shortcuts, api="v0", v0=v0, findings=findings + found)
     validation = None
     vf_validate = process.which("vf-validate", environ)
     if not vf_validate:
@@ -135,7 +150,7 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
         shortcuts, found = check_shortcuts(vf_eval, taskset_id, min(args.num_examples, SHORTCUT_TASKS),
                                            rlpilot_home(ctx.workspace, environ) / "shortcuts", ctx, environ)
         findings += found
-    return EnvCheckResult(env=args.env, source=str(source), taskset_id=taskset_id,
+    return EnvCheckResult(env=args.env, source=str(source), taskset_id=taskset_id, api=generation.api,
                           validation=validation, shortcuts=shortcuts, findings=findings)
 
 

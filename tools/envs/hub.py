@@ -300,8 +300,10 @@ class EnvPushResult(ToolResult):
         return self.fingerprint
 
 
-def push_argv(folder: Path, visibility: str, owner: str | None) -> list[str]:
-    return ["env", "push", "--path", str(folder), "--visibility", visibility] + (["--owner", owner] if owner else [])
+def push_argv(folder: Path, visibility: str, owner: str | None, runtime: str | None = None) -> list[str]:
+    # A v0 package often declares `verifiers>=0.2,<0.4`, whose floor prime would classify as v1.
+    return ["env", "push", "--path", str(folder), "--visibility", visibility] + (["--owner", owner] if owner else []) \
+        + (["--runtime", runtime] if runtime else [])
 
 
 def push_preview(args: EnvPushInput, ctx: Context) -> EnvPushResult:
@@ -377,7 +379,7 @@ def env_push(args: EnvPushInput, ctx: Context) -> EnvPushResult:
                         "look at the new preview and choose the visibility again")
     _require_login(ref, ctx)
 
-    outcome = run_prime(push_argv(folder, args.visibility, ref.owner), ctx, what=f"pushing {ref.name}",
+    outcome = run_prime(push_argv(folder, args.visibility, ref.owner, report.api), ctx, what=f"pushing {ref.name}",
                         timeout=INSTALL_TIMEOUT, check=False, stream=True)
     text = outcome.stdout
     if "missing a username" in text.lower():
@@ -394,7 +396,9 @@ def env_push(args: EnvPushInput, ctx: Context) -> EnvPushResult:
         env=ref.text, path=str(folder), package=report.name, pushed=True, hub_id=hub_id, visibility=args.visibility,
         version=report.version, runtime=runtime.group(1) if runtime else "Unclassified",
         url=f"{HUB_URL}/{hub_id}", findings=report.findings,
-        next=f"point the training config at it, e.g. `rlpilot config set CONFIG "
+        next=f"install it with verifiers<0.4 (`uv add 'verifiers<0.4'`, then `rlpilot env install {hub_id}`); a "
+             "v0 environment trains on a stack that still loads `load_environment`" if report.api == "v0" else
+        f"point the training config at it, e.g. `rlpilot config set CONFIG "
              f"orchestrator.train.source[0].env.taskset.id={hub_id}` (prime-rl-current), "
              f"then `rlpilot train launch CONFIG --hosted`",
     )

@@ -40,6 +40,7 @@ class PackageReport(BaseModel):
     version: str | None
     module: str | None
     findings: list[Finding]
+    api: str | None = None  # "v0" for a load_environment package (verifiers <= 0.3), else the v1 checks apply
 
     @property
     def ok(self) -> bool:
@@ -97,6 +98,14 @@ def check_package(env_dir: Path, python: Path | None = None, environ: Mapping[st
 
     module_name = report.name.replace("-", "_").lower()
     module_file = _find_module(env_dir, module_name)
+    from tools.envs.v0 import V0_REQUIREMENT, detect, v0_message, v0_options
+
+    if module_file is not None and detect(env_dir).is_v0:
+        # Published as what it is (`prime env push --runtime v0`): a Taskset and a 0.4 floor would be wrong here.
+        report.api, report.module = "v0", str(module_file.relative_to(env_dir))
+        finding("verifiers-v0", v0_message(report.name), f"it is published as a legacy verifiers v0 environment "
+                f"(runtime {V0_REQUIREMENT}); {v0_options(report.name)}", severity="info")
+        return report
     if module_file is None:
         finding("no-module", f"no module {module_name!r} in {env_dir} (looked for {module_name}.py and "
                 f"{module_name}/__init__.py)", f"verifiers imports the environment as {module_name!r}: "

@@ -76,7 +76,10 @@ class ShortcutCheck(BaseModel):
 class DegeneratePolicy:
     """A chat-completions server on 127.0.0.1: the n-th request for a prompt gets the n-th degenerate reply."""
 
-    def __init__(self) -> None:
+    def __init__(self, extra: dict[str, Callable[[str], str]] | None = None) -> None:
+        # `extra` replies (a v0 check's gold answers) follow the degenerate ones; judge() ignores them.
+        self.kinds = KINDS + tuple(extra or {})
+        self.replies = {**REPLIES, **(extra or {})}
         self.sent: dict[str, str] = {}  # reply text -> its kind, to tell the replies apart in the traces
         self._asked: Counter[str] = Counter()
         self._lock = threading.Lock()
@@ -99,9 +102,9 @@ class DegeneratePolicy:
         users = [m for m in request.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
         prompt = _text(users[-1].get("content")) if users else ""
         with self._lock:
-            kind = KINDS[self._asked[prompt] % len(KINDS)]
+            kind = self.kinds[self._asked[prompt] % len(self.kinds)]
             self._asked[prompt] += 1
-            text = REPLIES[kind](prompt)
+            text = self.replies[kind](prompt)
             self.sent[text.strip()] = kind
         return text
 
@@ -183,7 +186,7 @@ def check_shortcuts(vf_eval: str, taskset_id: str, tasks: int, folder: Path, ctx
             # An environment that brings its own vf.Env names its own roles: it has no `agent` to set.
             agent = {flag: value for flag, value in agent.items() if flag not in rejected}
     traces = folder / name / "traces.jsonl"
-    missing = _missing_module(_output(outcome)) if not outcome.ok else None
+    missing = missing_module(_output(outcome)) if not outcome.ok else None
     if missing:
         python = Path(vf_eval).parent / "python"
         return None, [Finding(code="shortcut-check-failed", severity="warning",
@@ -212,14 +215,14 @@ def _output(outcome: process.ProcessResult) -> str:
     return "\n".join([*outcome.stdout_tail, *outcome.stderr_tail])
 
 
-def _missing_module(output: str) -> str | None:
+def missing_module(output: str) -> str | None:
     found = re.findall(r"ModuleNotFoundError: No module named '([\w.]+)'", output)
     return found[-1] if found else None
 
 
 def judge(traces: Path, sent: dict[str, str]) -> tuple[ShortcutCheck, list[Finding]]:
     run = read_run(locate(traces))
-    replies = {number: episode_texts(record)[1].strip() for number, record, why in records(traces) if why is None}
+    replies = {number: reply_text(record).strip() for number, record, why in records(traces) if why is None}
     rewards: dict[str, dict[str, tuple[float, int]]] = {}  # task -> kind -> (reward, line)
     for rollout in run.rollouts:
         kind = sent.get(replies.get(rollout.line, ""))
@@ -253,6 +256,17 @@ def judge(traces: Path, sent: dict[str, str]) -> tuple[ShortcutCheck, list[Findi
                                         "judged",
                                 fix="an environment should score any reply, however poor, rather than fail on it"))
     return ShortcutCheck(traces=str(traces), tasks=len(rewards), errored=len(errored), scores=scores), findings
+
+
+def reply_text(record: dict[str, Any]) -> str:
+    """The reply of a verifiers 0.4 episode, or of a v0 results.jsonl row (its `completion`)."""
+    if "task" in record:
+        return episode_texts(record)[1]
+    completion = record.get("completion")
+    if isinstance(completion, str):
+        return completion
+    replies = [m for m in completion or [] if isinstance(m, dict) and m.get("role") == "assistant"]
+    return _text(replies[-1].get("content")) if replies else ""
 
 
 def _bar(task: dict[str, tuple[float, int]]) -> float:

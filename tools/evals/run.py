@@ -179,6 +179,7 @@ class Plan:
     environ: dict[str, str] | None = None  # its environment, when not the workspace's
     progress: Callable[[], Path | None] | None = None  # a file with a line per finished rollout, if not results
     python: Path | None = None  # the interpreter that imports the environment, when not the workspace's
+    prepare: Callable[[], None] | None = None  # makes what the command needs (a v0 runtime) just before it runs
 
 
 @dataclass
@@ -206,8 +207,11 @@ def _prepare(args: EvalRunInput, ctx: Context) -> Prepared:
     target = resolve_target(args, ctx.workspace)
     environ = prime_environment(ctx.workspace)
     stack = stack_info(StackInput(), ctx)
-    plan = plan_command(args, target, stack, environ, ctx.workspace, run_name(args.env, target.model))
-    if plan.form != "prime-hosted":
+    plan = _v0_plan(args, ref, target, stack, environ, ctx) if not args.hosted else None
+    plan = plan or plan_command(args, target, stack, environ, ctx.workspace, run_name(args.env, target.model))
+    if plan.prepare is not None:
+        _check_endpoint(target, environ, stack)
+    elif plan.form != "prime-hosted":
         python = plan.python or workspace_interpreter(ctx.workspace, environ).python
         # A checkout that has never run `uv run` has no environment yet to look in.
         if python.exists():
@@ -228,6 +232,8 @@ def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
                         "(model, URL, key variable or counts)", "look at the new preview and confirm again")
     args, target, plan, environ = prepared.args, prepared.target, prepared.plan, prepared.environ
     started = time.time()
+    if plan.prepare is not None:
+        plan.prepare()
     ctx.emit({"type": "log", "line": "running " + " ".join(plan.argv)})
     outcome, total = _run_with_progress(plan, args, environ, ctx)
     result = EvalRunResult(form=plan.form, command=outcome.argv, env=args.env, model=target.model,
@@ -321,6 +327,36 @@ def plan_command(args: EvalRunInput, target: Target, stack: StackResult, environ
     raise BadInput("no-local-eval", "nothing installed can run a local eval: verifiers is missing from the "
                    "workspace's Python", "add it: `uv add 'verifiers>=0.4'`, point RLPILOT_PRIME_RL at a prime-rl "
                    "checkout of v0.9 or later (`uv run eval`), or run with --hosted")
+
+
+def _v0_plan(args: EvalRunInput, ref: EnvRef, target: Target, stack: StackResult, environ: dict[str, str],
+             ctx: Context) -> Plan | None:
+    """A local verifiers v0 environment, while the workspace's verifiers is 0.4 or missing: its own release's
+    vf-eval, from the verifiers<0.4 runtime rlpilot makes for it (never the workspace's Python)."""
+    from tools.envs.v0 import V0_REQUIREMENT, detect, ensure_runtime, runtime_dir, v0_message
+
+    folder = local_env_dir(ctx.workspace, ref)
+    if ref.is_hub or not folder.is_dir() or not detect(folder).is_v0:
+        return None
+    verifiers = stack.verifiers.version if stack.verifiers else None
+    if verifiers and version_tuple(verifiers) < (0, 4):
+        return None  # the workspace itself can load it: the legacy form below runs it there
+    ctx.emit({"type": "log", "line": f"{v0_message(ref.name)}: running it with {V0_REQUIREMENT} in rlpilot's "
+                                     "runtime for it"})
+    python = runtime_dir(folder, ctx.workspace, environ) / "bin" / "python"
+    output = rlpilot_home(ctx.workspace, environ) / "evals" / run_name(args.env, target.model)
+    # verifiers 0.3's own flags (scripts/eval.py): -b/-k name the endpoint, -s saves results.jsonl, -d no TUI.
+    argv = [str(python.parent / "vf-eval"), ref.name, "-m", target.model, "-n", str(args.num_examples),
+            "-r", str(args.rollouts), "-c", str(min(SMOKE_CONCURRENCY, args.num_examples * args.rollouts)),
+            "-b", target.base_url, "-k", target.key_var, "-s", "-o", str(output), "-d"]
+
+    def results() -> Path | None:
+        found = sorted(output.glob(f"evals/*/*/{LEGACY_RESULTS}"))
+        return found[-1] if found else None
+
+    child = {k: v for k, v in environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
+    return Plan("vf-eval-legacy", argv, results=results, environ=child, python=python,
+                prepare=lambda: ensure_runtime(folder, ctx.workspace, environ, ctx))
 
 
 def _prime_rl_eval(args: EvalRunInput, target: Target, stack: StackResult, environ: dict[str, str],
