@@ -22,7 +22,7 @@ from ops_support import prime_env, rlpilot
 
 from tools.envs.hub import push_argv
 from tools.envs.package import check_package
-from tools.envs.v0 import detect
+from tools.v0_runtime import detect
 
 V0_ENV = REPO / "tests" / "environments" / "tiny_v0_sum"
 V1_ENV = REPO / "tests" / "environments" / "yes_keyword"

@@ -28,9 +28,10 @@ from tools import process
 from tools.contract import Arg, Context, ToolResult
 from tools.env_refs import local_env_dir, parse_env_ref, shown
 from tools.envs.shortcuts import ShortcutCheck, check_shortcuts
-from tools.envs.v0 import V0Load, check_v0, detect
+from tools.envs.v0 import V0Load, check_v0
 from tools.errors import BadInput
 from tools.findings import Finding, errors, render
+from tools.v0_runtime import detect
 from tools.workspace import module_origin, rlpilot_home, search_path, workspace_interpreter
 
 # Client libraries of services someone has to run next to the environment.

@@ -98,7 +98,7 @@ def check_package(env_dir: Path, python: Path | None = None, environ: Mapping[st
 
     module_name = report.name.replace("-", "_").lower()
     module_file = _find_module(env_dir, module_name)
-    from tools.envs.v0 import V0_REQUIREMENT, detect, v0_message, v0_options
+    from tools.v0_runtime import V0_REQUIREMENT, detect, v0_message, v0_options
 
     if module_file is not None and detect(env_dir).is_v0:
         # Published as what it is (`prime env push --runtime v0`): a Taskset and a 0.4 floor would be wrong here.

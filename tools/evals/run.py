@@ -333,7 +333,7 @@ def _v0_plan(args: EvalRunInput, ref: EnvRef, target: Target, stack: StackResult
              ctx: Context) -> Plan | None:
     """A local verifiers v0 environment, while the workspace's verifiers is 0.4 or missing: its own release's
     vf-eval, from the verifiers<0.4 runtime rlpilot makes for it (never the workspace's Python)."""
-    from tools.envs.v0 import V0_REQUIREMENT, detect, ensure_runtime, runtime_dir, v0_message
+    from tools.v0_runtime import V0_REQUIREMENT, detect, ensure_runtime, runtime_dir, v0_message
 
     folder = local_env_dir(ctx.workspace, ref)
     if ref.is_hub or not folder.is_dir() or not detect(folder).is_v0:

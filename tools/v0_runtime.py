@@ -1,0 +1,191 @@
+"""verifiers v0 environments (`load_environment`, verifiers <= 0.3): how to tell one from its source, and the
+verifiers<0.4 runtime rlpilot makes for it with uv under its state folder (never rlpilot's interpreter nor
+the workspace's). Used by `env check`/`env push` (tools.envs.v0, tools.envs.package) and `eval run`.
+
+verifiers 0.3.1 (PyPI, 2026-08-24; the last before 0.4) is checked: `import verifiers as vf` still
+answers with the v0 API (aliased to `verifiers.legacy`), its `vf-eval` is the v0 CLI
+(`vf-eval ENV -m MODEL -b URL -k KEYVAR -n N -r R -c C -s -o DIR -d`), and it writes
+`DIR/evals/<env>--<model>/<id>/results.jsonl` + `metadata.json`.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import sys
+import time
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import Version
+
+from tools import process
+from tools.errors import ToolError
+from tools.workspace import rlpilot_home
+
+V0_REQUIREMENT = "verifiers<0.4"
+INSTALL_TIMEOUT = 900.0
+
+
+def v0_message(name: str) -> str:
+    return (f"{name} is a verifiers v0 environment (it defines `load_environment` and exports no Taskset); "
+            "verifiers 0.4 cannot load it")
+
+
+def v0_options(name: str) -> str:
+    return (f"your options: keep v0 and pin `{V0_REQUIREMENT}` in the workspace (`uv add '{V0_REQUIREMENT}'`), "
+            f"or port it to a Taskset with `vf-init {name}` (verifiers 0.4) and move its dataset and rubric there")
+
+
+@dataclass
+class Generation:
+    api: str | None  # "v0", "v1", or None when the source says neither
+    signs: list[str] = field(default_factory=list)
+
+    @property
+    def is_v0(self) -> bool:
+        return self.api == "v0"
+
+
+def detect(source: Path) -> Generation:
+    """Which verifiers API the environment's source is written for, and why we think so."""
+    folder = source if source.is_dir() else source.parent
+    module = _module_file(source)
+    signs: list[str] = []
+    loads = exports_taskset = False
+    if module is not None:
+        try:
+            tree = ast.parse(module.read_text(encoding="utf-8", errors="replace"))
+        except SyntaxError:
+            tree = ast.Module(body=[], type_ignores=[])
+        loads = _defines_load_environment(tree)
+        exports_taskset = _exports_taskset(tree)
+        if loads:
+            signs.append(f"{module.name} defines `load_environment`")
+        if exports_taskset:
+            signs.append(f"{module.name} exports a Taskset")
+    below = _requirement_below_v1(folder / "pyproject.toml")
+    if below:
+        signs.append(f"it requires {below!r}")
+    if exports_taskset:
+        return Generation("v1", signs)
+    if loads or below:
+        return Generation("v0", signs)
+    return Generation(None, signs)
+
+
+def _module_file(source: Path) -> Path | None:
+    if source.is_file():
+        return source
+    if (source / "__init__.py").is_file():  # an installed package's folder
+        return source / "__init__.py"
+    name = None
+    try:
+        name = tomllib.loads((source / "pyproject.toml").read_text()).get("project", {}).get("name")
+    except (OSError, tomllib.TOMLDecodeError):
+        pass
+    module = (name or source.name).replace("-", "_").lower()
+    for candidate in (f"{module}.py", f"{module}/__init__.py", f"src/{module}.py", f"src/{module}/__init__.py"):
+        if (source / candidate).is_file():
+            return source / candidate
+    return None
+
+
+def _defines_load_environment(tree: ast.Module) -> bool:
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "load_environment":
+            return True
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == "load_environment" for a in node.names):
+            return node.module != "verifiers"  # re-exporting verifiers' own loader is not an environment
+    return False
+
+
+def _exports_taskset(tree: ast.Module) -> bool:
+    """A class of the module deriving from Taskset, or an `__all__` name imported from a submodule.
+
+    Read here rather than through tools.envs.package, which asks this module first (no import cycle).
+    """
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    bases = {_base(b) for node in classes for b in node.bases}
+    imported = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    exported = {e.value for node in tree.body if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+                and isinstance(node.value, ast.List | ast.Tuple)
+                for e in node.value.elts if isinstance(e, ast.Constant)}
+    return "Taskset" in bases or any(name in imported and "Taskset" in str(name) for name in exported)
+
+
+def _base(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Subscript):  # `vf.Taskset[Task, Config]`
+        node = node.value
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+
+
+def _requirement_below_v1(pyproject: Path) -> str | None:
+    """The verifiers requirement when it excludes 0.4 (`<0.4`, `==0.3.1`, `~=0.2.0`), else None."""
+    try:
+        dependencies = tomllib.loads(pyproject.read_text()).get("project", {}).get("dependencies", [])
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    for text in dependencies:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if requirement.name.lower() == "verifiers" and requirement.specifier and not any(
+                requirement.specifier.contains(Version(v), prereleases=True) for v in ("0.4.0", "0.4.1", "0.5", "1")):
+            return text
+    return None
+
+
+# -- the runtime rlpilot makes for a v0 environment --------------------------------------------
+
+
+def runtime_dir(env_dir: Path, workspace: Path, environ: Mapping[str, str]) -> Path:
+    """One venv per environment folder and pyproject: a changed dependency list gets a fresh one."""
+    pyproject = env_dir / "pyproject.toml"
+    digest = hashlib.sha256(str(env_dir.resolve()).encode() + b"\0" + V0_REQUIREMENT.encode() + b"\0"
+                            + (pyproject.read_bytes() if pyproject.is_file() else b"")).hexdigest()[:12]
+    return rlpilot_home(workspace, environ) / "v0-runtimes" / f"{env_dir.name}-{digest}"
+
+
+def _uv_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    # uv must act on our venv only, never on a venv the caller's shell has active.
+    return {k: v for k, v in environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "CONDA_PREFIX")}
+
+
+def ensure_runtime(env_dir: Path, workspace: Path, environ: Mapping[str, str], ctx: Any = None) -> Path:
+    """The interpreter of rlpilot's v0 venv for this environment, made on first use; ToolError when it cannot."""
+    name = env_dir.name
+    if not (env_dir / "pyproject.toml").is_file():
+        raise ToolError("v0-runtime-unavailable", f"{v0_message(name)}, and rlpilot can only make a v0 runtime "
+                        f"from the environment's source folder ({env_dir} has no pyproject.toml)",
+                        f"pass its source folder (e.g. `prime env pull OWNER/{name}`), or {v0_options(name)}")
+    venv = runtime_dir(env_dir, workspace, environ)
+    python = venv / "bin" / "python"
+    ready = venv / ".rlpilot-ready"
+    if ready.is_file() and python.exists():
+        return python
+    uv = process.which("uv", dict(environ)) or "uv"
+    steps = [[uv, "venv", "--quiet", "--clear", "--python", sys.executable, str(venv)],
+             [uv, "pip", "install", "--quiet", "--python", str(python), V0_REQUIREMENT, "-e", str(env_dir)]]
+    for argv in steps:
+        if ctx:
+            ctx.emit({"type": "log", "line": "making the v0 runtime: " + " ".join(argv)})
+        outcome = process.run(argv, cwd=env_dir, env=_uv_environ(environ), timeout=INSTALL_TIMEOUT)
+        if not outcome.ok:
+            why = " | ".join(line for line in outcome.stderr_tail[-3:] if line.strip()) or f"exit {outcome.returncode}"
+            offline = any(w in why.lower() for w in ("offline", "dns", "connect", "network"))
+            raise ToolError("v0-runtime-unavailable", f"{v0_message(name)}; rlpilot could not make a "
+                            f"{V0_REQUIREMENT} runtime for it in {venv}: `{' '.join(argv[:3])} ...` failed: {why}",
+                            ("uv needs the package index (or a cache holding verifiers<0.4) once; connect and run "
+                             "again, or " if offline else "fix the environment's dependencies, or ") + v0_options(name))
+    ready.write_text(time.strftime("%Y-%m-%dT%H:%M:%S"))
+    return python
+
+
