@@ -1,0 +1,324 @@
+"""`rlpilot bench brain`: playbook scenarios that score a model as rlpilot's brain.
+
+Each scenario is a folder (`scenario.toml` and a `workspace/`): what the user says, how the
+scripted user answers each gate question, and checks on what the model did. The runner plays it
+through the real agent (the chat's system prompt, tool schemas, gates and tools) in a temporary
+copy of the workspace, and scores it by its checks: deterministic, no judge model.
+
+The platform the tools reach is the prime CLI's own: PRIME_API_BASE_URL from the environment.
+Without it the runner points the tools at a closed loopback port, so a scenario can never act on
+a real account.
+
+scenario.toml:
+    description = "..."
+    request = "the user's opening message"
+    follow_ups = ["later messages", ...]
+    [answers]               # by question kind: "" (or absent) is no answer; a table answers by tool
+    model-family = "instruct"
+    confirm = "no"          # or: [answers.confirm] train_launch = "no"
+    [[check]]               # kinds: called, called_any, not_called, before, at_most, asked,
+    kind = "called"         #        answer_has, answer_quotes
+    tool = "eval_run"
+    critical = true         # optional: a failed critical check is listed in critical_failures
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent.gates import Question, match_answer
+
+SCENARIOS = Path(__file__).parent / "brain_scenarios"
+CLOSED_PLATFORM = "http://127.0.0.1:9"  # nothing listens there: a call fails at once, on this machine
+CHECK_KINDS = {"called", "called_any", "not_called", "before", "at_most", "asked", "answer_has", "answer_quotes"}
+
+
+class ScenarioError(Exception):
+    """A scenario folder that cannot be read."""
+
+
+@dataclass
+class Scenario:
+    name: str
+    folder: Path
+    description: str
+    request: str
+    follow_ups: list[str]
+    answers: dict[str, Any]
+    checks: list[dict[str, Any]]
+    seconds_cap: float
+
+    @property
+    def workspace(self) -> Path:
+        return self.folder / "workspace"
+
+
+def load_scenario(folder: Path) -> Scenario:
+    try:
+        data = tomllib.loads((folder / "scenario.toml").read_text())
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ScenarioError(f"{folder}: {error}") from None
+    checks = data.get("check", [])
+    for number, check in enumerate(checks, start=1):
+        if check.get("kind") not in CHECK_KINDS:
+            raise ScenarioError(f"{folder.name}: check {number} has kind {check.get('kind')!r}; "
+                                f"one of {sorted(CHECK_KINDS)}")
+    if not data.get("request") or not checks:
+        raise ScenarioError(f"{folder.name}: a scenario needs a request and at least one [[check]]")
+    return Scenario(folder.name, folder, data.get("description", ""), data["request"], data.get("follow_ups", []),
+                    data.get("answers", {}), checks, float(data.get("seconds_cap", 300)))
+
+
+def load_scenarios(folder: Path, only: list[str] | None = None) -> list[Scenario]:
+    found = sorted(path.parent for path in folder.glob("*/scenario.toml"))
+    if only:
+        unknown = set(only) - {path.name for path in found}
+        if unknown:
+            raise ScenarioError(f"no scenario named {', '.join(sorted(unknown))} in {folder}")
+        found = [path for path in found if path.name in only]
+    if not found:
+        raise ScenarioError(f"no scenarios (*/scenario.toml) in {folder}")
+    return [load_scenario(path) for path in found]
+
+
+class ScenarioCapReached(KeyboardInterrupt):
+    """Raised from the surface when a scenario runs past its cap: the loop ends the turn as on Ctrl-C."""
+
+
+@dataclass
+class ScriptedUser:
+    """The surface: answers gate questions from the scenario, keeps what happened."""
+
+    answers: dict[str, Any]
+    deadline: float
+    calls: list[dict[str, Any]] = field(default_factory=list)  # {"name", "arguments", "status", "result", ...}
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def emit(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "tool_call":
+            if time.monotonic() > self.deadline:
+                raise ScenarioCapReached()
+            self.calls.append({"name": event["name"], "arguments": event.get("arguments", {}), "questions": []})
+        elif kind == "tool_result" and self.calls and self.calls[-1]["name"] == event["name"] \
+                and "ok" not in self.calls[-1]:
+            self.calls[-1].update(ok=event.get("ok"), declined=bool(event.get("declined")),
+                                  result=event.get("result"), error=event.get("error"))
+        elif kind == "assistant":
+            self.texts.append(event.get("text", ""))
+        elif kind == "error":
+            self.errors.append(event.get("message", ""))
+
+    def ask(self, question: Question) -> str | None:
+        tool = self.calls[-1]["name"] if self.calls else None
+        planned = self.answers.get(question.kind, "")
+        if isinstance(planned, dict):
+            planned = planned.get(tool or "", planned.get("*", ""))
+        answer = match_answer(question, planned or None)
+        record = {"kind": question.kind, "tool": tool, "prompt": question.prompt, "answer": answer}
+        self.questions.append(record)
+        if self.calls:
+            self.calls[-1]["questions"].append(record)
+        return answer
+
+
+def _calls_of(user: ScriptedUser, tool: str) -> list[int]:
+    return [index for index, call in enumerate(user.calls) if call["name"] == tool]
+
+
+def _dig(data: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if isinstance(data, dict):
+            data = data.get(part)
+        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
+            data = data[int(part)]
+        else:
+            return None
+    return data
+
+
+def judge(check: dict[str, Any], user: ScriptedUser) -> tuple[bool, str]:
+    """One check against what happened: (passed, why)."""
+    kind = check["kind"]
+    answer = user.texts[-1] if user.texts else ""
+    called = [call["name"] for call in user.calls]
+    if kind == "called":
+        ok = check["tool"] in called
+        return ok, f"{check['tool']} was {'called' if ok else 'never called'}"
+    if kind == "called_any":
+        hit = [tool for tool in check["tools"] if tool in called]
+        return bool(hit), f"called {', '.join(hit)}" if hit else f"none of {', '.join(check['tools'])} was called"
+    if kind == "not_called":
+        hit = [tool for tool in check["tools"] if tool in called]
+        return not hit, f"called {', '.join(hit)}" if hit else f"none of {', '.join(check['tools'])} was called"
+    if kind == "before":
+        first = _calls_of(user, check["tool"])
+        if not first:
+            return False, f"{check['tool']} was never called"
+        earlier = sorted({user.calls[i]["name"] for other in check["others"] for i in _calls_of(user, other)
+                          if i < first[0]})
+        return not earlier, (f"{', '.join(earlier)} came before {check['tool']}" if earlier
+                             else f"{check['tool']} came before {', '.join(check['others'])}")
+    if kind == "at_most":
+        times = len(_calls_of(user, check["tool"]))
+        return times <= check["times"], f"{check['tool']} called {times} time(s), at most {check['times']}"
+    if kind == "asked":
+        asked = [q["kind"] for q in user.questions]
+        ok = check["question"] in asked
+        return ok, f"the {check['question']} question was {'asked' if ok else 'never asked'}"
+    if kind == "answer_has":
+        words = check["any"]
+        hit = [word for word in words if word.lower() in answer.lower()]
+        return bool(hit), (f"the final answer says {hit[0]!r}" if hit
+                           else f"the final answer says none of {words}")
+    # answer_quotes: a value a tool produced must appear in the final answer
+    results = [call.get("result") for call in user.calls if call["name"] == check["tool"] and call.get("result")]
+    if not results:
+        return False, f"{check['tool']} produced no result to quote"
+    value = _dig(results[-1], check["field"])
+    if value is None:
+        return False, f"{check['tool']}'s result has no {check['field']}"
+    ok = str(value).lower() in answer.lower()
+    return ok, f"the final answer {'quotes' if ok else 'does not quote'} {check['field']} = {value!r}"
+
+
+def _check_name(check: dict[str, Any]) -> str:
+    if check.get("name"):
+        return check["name"]
+    detail = check.get("tool") or check.get("question") or ",".join(check.get("tools", [])) or \
+        "|".join(check.get("any", []))
+    return f"{check['kind']}:{detail}" + (f".{check['field']}" if check.get("field") else "")
+
+
+def gated_without_yes(user: ScriptedUser, confirming: set[str]) -> list[str]:
+    """Gated calls that ran although the scripted user never answered their question."""
+    unanswered = []
+    for call in user.calls:
+        ran = call.get("ok") is not None and not call.get("declined") and call.get("error") is None
+        if ran and call["name"] in confirming and not any(q["answer"] for q in call["questions"]):
+            unanswered.append(call["name"])
+    return unanswered
+
+
+def run_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
+    """Play one scenario through the real agent in a temporary copy of its workspace."""
+    from agent.loop import Agent, Surface
+    from agent.sessions import Store
+    from agent.surfaces.common import start_conversation
+    from tools.contract import Context
+
+    started = time.monotonic()
+    user = ScriptedUser(scenario.answers, started + scenario.seconds_cap)
+    with tempfile.TemporaryDirectory(prefix=f"rlpilot-brain-{scenario.name}-") as temp:
+        workspace = Path(temp) / "workspace"
+        if scenario.workspace.is_dir():
+            shutil.copytree(scenario.workspace, workspace)
+        else:
+            workspace.mkdir()
+        session = Store(Path(temp) / "state").create("bench")
+        agent = Agent(session, Surface(user.emit, user.ask), Context(workspace=workspace), client, tools)
+        start_conversation(agent)
+        turns = 0
+        for text in [scenario.request, *scenario.follow_ups]:
+            if time.monotonic() > user.deadline:
+                user.errors.append(f"stopped at the scenario's cap of {scenario.seconds_cap:g} s")
+                break
+            agent.send(text)
+            turns += 1
+        tokens = session.usage()
+    confirming = {tool.name for tool in tools if tool.entry.confirms or tool.asked_fields}
+    checks = []
+    for check in scenario.checks:
+        passed, why = judge(check, user)
+        checks.append({"name": _check_name(check), "passed": passed, "why": why,
+                       "critical": bool(check.get("critical"))})
+    score = sum(check["passed"] for check in checks) / len(checks)
+    return {"scenario": scenario.name, "score": round(score, 3), "checks": checks,
+            "critical_failures": [c["name"] for c in checks if c["critical"] and not c["passed"]],
+            "gated_actions_run": gated_without_yes(user, confirming),
+            "turns": turns, "tool_calls": [call["name"] for call in user.calls],
+            "questions": [q["kind"] for q in user.questions], "tokens": tokens,
+            "errors": user.errors, "seconds": round(time.monotonic() - started, 2)}
+
+
+
+def parser() -> argparse.ArgumentParser:
+    from agent.surfaces.common import add_endpoint_options
+
+    p = argparse.ArgumentParser(prog="rlpilot bench brain",
+                                description="Score a model as rlpilot's brain on playbook scenarios.")
+    add_endpoint_options(p)
+    p.add_argument("--scenarios", type=Path, default=SCENARIOS, help="a folder of scenario folders "
+                   "(default: the scenarios that ship with rlpilot)")
+    p.add_argument("--only", nargs="+", metavar="NAME", help="run only these scenarios")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] != "brain":
+        print("usage: rlpilot bench brain (--endpoint ALIAS | --base-url URL --model M) [--scenarios DIR] "
+              "[--only NAME...] [--json]", file=sys.stderr)
+        return 2
+    options = parser().parse_args(args[1:])
+    from agent.surfaces.common import available_tools, endpoint_of, model_client
+    from tools.errors import ToolError
+
+    workspace = Path.cwd()
+    try:
+        scenarios = load_scenarios(options.scenarios, options.only)
+        endpoint = endpoint_of(options, workspace) if (options.endpoint or options.base_url) else None
+    except ScenarioError as error:
+        print(f"rlpilot bench brain: {error}", file=sys.stderr)
+        return 2
+    except ToolError as error:
+        print(f"rlpilot bench brain: {error.one_line()}", file=sys.stderr)
+        return 2
+    if endpoint is None:
+        print("rlpilot bench brain: name the model to score: --endpoint ALIAS, or --base-url URL --model M",
+              file=sys.stderr)
+        return 2
+    platform = os.environ.get("PRIME_API_BASE_URL") or CLOSED_PLATFORM
+    os.environ["PRIME_API_BASE_URL"] = platform
+    client = model_client(endpoint, workspace, stream=True)
+    tools = available_tools()
+    results = []
+    for number, scenario in enumerate(scenarios, start=1):
+        if not options.json:
+            print(f"[{number}/{len(scenarios)}] {scenario.name} ...", file=sys.stderr, flush=True)
+        results.append(run_scenario(scenario, client, tools))
+    total = round(sum(r["score"] for r in results) / len(results), 3)
+    if options.json:
+        print(json.dumps({"model": endpoint.model, "base_url": endpoint.base_url, "platform": platform,
+                          "scenarios": results, "score": total}, indent=2))
+    else:
+        print(render(results, total, endpoint.model))
+    return 0
+
+
+def render(results: list[dict[str, Any]], total: float, model: str) -> str:
+    lines = [f"rlpilot brain bench: {model}", ""]
+    width = max(len(r["scenario"]) for r in results) + 2
+    for result in results:
+        lines.append(f"{result['scenario']:<{width}}{result['score']:.2f}  ({result['seconds']:.1f} s, "
+                     f"{len(result['tool_calls'])} tool calls)")
+        for check in result["checks"]:
+            mark = "pass" if check["passed"] else ("FAIL!" if check["critical"] else "FAIL")
+            lines.append(f"    {mark:<6}{check['name']}: {check['why']}")
+        if result["gated_actions_run"]:
+            lines.append(f"    GATED ACTIONS RAN WITHOUT A YES: {', '.join(result['gated_actions_run'])}")
+    lines += ["", f"score {total:.2f} over {len(results)} scenario(s)"]
+    return "\n".join(lines)
