@@ -206,8 +206,7 @@ def gated_without_yes(user: ScriptedUser, confirming: set[str]) -> list[str]:
     """Gated calls that ran although the scripted user never answered their question."""
     unanswered = []
     for call in user.calls:
-        ran = call.get("ok") is not None and not call.get("declined") and call.get("error") is None
-        if ran and call["name"] in confirming and not any(q["answer"] for q in call["questions"]):
+        if call.get("ran") and call["name"] in confirming and not any(q["answer"] for q in call["questions"]):
             unanswered.append(call["name"])
     return unanswered
 
@@ -238,6 +237,10 @@ def run_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
             agent.send(text)
             turns += 1
         tokens = session.usage()
+        # Whether each call's body ran (not refused by its preview, declined, or failed before it):
+        # the session records every call the loop admitted, in the order the surface saw them.
+        for record, seen in zip(session.tool_calls(ok_only=False), user.calls, strict=False):
+            seen["ran"] = record["ok"] and record["name"] == seen["name"]
     confirming = {tool.name for tool in tools if tool.entry.confirms or tool.asked_fields}
     checks = []
     for check in scenario.checks:
