@@ -273,9 +273,11 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] != "brain":
+        asked = bool(args) and args[0] in ("-h", "--help")
         print("usage: rlpilot bench brain (--endpoint ALIAS | --base-url URL --model M) [--scenarios DIR] "
-              "[--only NAME...] [--json]", file=sys.stderr)
-        return 2
+              "[--only NAME...] [--json]\n\nbenches:\n  brain  score a model as rlpilot's brain on the "
+              "playbook scenarios (`rlpilot bench brain --help`)", file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
     options = parser().parse_args(args[1:])
     from agent.surfaces.common import available_tools, endpoint_of, model_client
     from tools.errors import ToolError

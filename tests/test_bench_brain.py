@@ -203,3 +203,26 @@ def test_no_scenario_file_is_left_out_of_the_wheel():
     files = [str(path) for path in SCENARIOS.rglob("*") if path.is_file() and "__pycache__" not in path.parts]
     ignored = subprocess.run(["git", "check-ignore", *files], cwd=SCENARIOS, capture_output=True, text=True)
     assert ignored.stdout == "", f"ignored by git, so missing from the wheel: {ignored.stdout}"
+
+
+def test_a_scenario_folder_of_ones_own(platform, tmp_path):
+    api, env = platform
+    own = tmp_path / "mine" / "knows-the-stack"
+    own.mkdir(parents=True)
+    (own / "scenario.toml").write_text('request = "Which prime-rl do I have?"\n'
+                                       '[[check]]\nkind = "called"\ntool = "stack_info"\n'
+                                       '[[check]]\nkind = "answer_has"\nany = ["prime-rl"]\n')
+    replies = {"knows-the-stack": [call("stack_info"), Reply("You have no prime-rl checkout here.")]}
+
+    def script(request: dict[str, Any]) -> Reply:
+        turn = sum(1 for m in request["messages"] if m["role"] == "assistant")
+        return replies["knows-the-stack"][turn]
+
+    with ScriptedOpenAIServer(script) as server:
+        done = rlpilot("bench", "brain", "--base-url", server.base_url, "--model", "stub-model", "--json",
+                       "--scenarios", str(tmp_path / "mine"), cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert [r["scenario"] for r in document["scenarios"]] == ["knows-the-stack"] and document["score"] == 1.0
+    assert document["scenarios"][0]["tool_calls"] == ["stack_info"] and document["scenarios"][0]["turns"] == 1
+    assert rlpilot("bench", "--help", cwd=tmp_path).returncode == 0
