@@ -237,7 +237,7 @@ def run_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
         start_conversation(agent)
         turns = 0
         for text in [scenario.request, *scenario.follow_ups]:
-            if time.monotonic() > user.deadline:
+            if turns and time.monotonic() > user.deadline:  # the opening request is always sent
                 user.errors.append(f"stopped at the scenario's cap of {scenario.seconds_cap:g} s")
                 break
             agent.send(text)

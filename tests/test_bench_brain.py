@@ -239,3 +239,50 @@ def test_a_scenario_folder_of_ones_own(platform, tmp_path):
     assert [r["scenario"] for r in document["scenarios"]] == ["knows-the-stack"] and document["score"] == 1.0
     assert document["scenarios"][0]["tool_calls"] == ["stack_info"] and document["scenarios"][0]["turns"] == 1
     assert rlpilot("bench", "--help", cwd=tmp_path).returncode == 0
+
+
+def own_scenario(tmp_path: Path, name: str, toml: str, files: dict[str, str] | None = None) -> Path:
+    folder = tmp_path / "mine" / name
+    (folder / "workspace").mkdir(parents=True)
+    (folder / "scenario.toml").write_text(toml)
+    for path, text in (files or {}).items():
+        (folder / "workspace" / path).write_text(text)
+    return folder.parent
+
+
+def by_turn(*replies: Reply):
+    def script(request: dict[str, Any]) -> Reply:
+        turn = sum(1 for m in request["messages"] if m["role"] == "assistant")
+        return replies[turn] if turn < len(replies) else Reply("(script exhausted)")
+    return script
+
+
+def test_a_yes_by_tool_launches_on_the_stand_in_and_follow_ups_are_turns(platform, tmp_path):
+    api, env = platform
+    clean = (SCENARIOS / "declined-launch" / "workspace" / "rl.toml").read_text()
+    folder = own_scenario(tmp_path, "approved-launch", 'request = "Launch rl.toml."\nfollow_ups = ["Thanks!"]\n'
+                          '[answers.confirm]\ntrain_launch = "yes"\n'
+                          '[[check]]\nkind = "called"\ntool = "train_launch"\n', {"rl.toml": clean})
+    script = by_turn(call("train_launch", config="rl.toml", target="hosted"), Reply("Launched."),
+                     Reply("You're welcome."))
+    with ScriptedOpenAIServer(script) as server:
+        done = rlpilot("bench", "brain", "--base-url", server.base_url, "--model", "stub-model", "--json",
+                       "--scenarios", str(folder), cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)["scenarios"][0]
+    assert result["score"] == 1.0 and result["turns"] == 2 and result["questions"] == ["confirm"]
+    assert result["gated_actions_run"] == []  # it ran, on the scripted user's yes
+    assert len(api.seen("POST", "/api/v1/training/runs")) == 1
+
+
+def test_a_scenario_past_its_cap_runs_no_more_tools(platform, tmp_path):
+    api, env = platform
+    folder = own_scenario(tmp_path, "capped", 'request = "Check rl.toml."\nfollow_ups = ["And again."]\n'
+                          'seconds_cap = 0\n[[check]]\nkind = "called"\ntool = "config_check"\n')
+    with ScriptedOpenAIServer(by_turn(call("config_check", path="rl.toml"), Reply("done"))) as server:
+        done = rlpilot("bench", "brain", "--base-url", server.base_url, "--model", "stub-model", "--json",
+                       "--scenarios", str(folder), cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)["scenarios"][0]
+    assert result["tool_calls"] == [] and result["score"] == 0.0 and result["turns"] == 1
+    assert "turn cancelled" in result["errors"] and any("cap of 0 s" in e for e in result["errors"])
