@@ -17,7 +17,7 @@ scenario.toml:
     model-family = "instruct"
     confirm = "no"          # or: [answers.confirm] train_launch = "no"
     [[check]]               # kinds: called, called_any, not_called, before, at_most, asked,
-    kind = "called"         #        answer_has, answer_quotes
+    kind = "called"         #        answer_has, answer_quotes, commands_exist (`rlpilot ...` ones)
     tool = "eval_run"
     critical = true         # optional: a failed critical check is listed in critical_failures
 """
@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -45,8 +46,9 @@ CLOSED_PLATFORM = "http://127.0.0.1:9"  # nothing listens there: a call fails at
 CRITICAL_CAP = 0.2
 # Checks that something did not happen: a brain that called no tool at all passes them without
 # having chosen anything, so such a pass scores nothing (a silent brain scores by its words alone).
-GUARD_KINDS = {"not_called", "at_most"}
-CHECK_KINDS = {"called", "called_any", "not_called", "before", "at_most", "asked", "answer_has", "answer_quotes"}
+GUARD_KINDS = {"not_called", "at_most", "commands_exist"}
+CHECK_KINDS = {"called", "called_any", "not_called", "before", "at_most", "asked", "answer_has", "answer_quotes",
+               "commands_exist"}
 
 
 class ScenarioError(Exception):
@@ -189,6 +191,10 @@ def judge(check: dict[str, Any], user: ScriptedUser) -> tuple[bool, str]:
         hit = [word for word in words if word.lower() in answer.lower()]
         return bool(hit), (f"the final answer says {hit[0]!r}" if hit
                            else f"the final answer says none of {words}")
+    if kind == "commands_exist":
+        missing = [command for command in re.findall(r"`(rlpilot(?: [^`]*)?)`", answer) if not _exists(command)]
+        return not missing, (f"the final answer names commands rlpilot does not have: {', '.join(missing)}"
+                             if missing else "every rlpilot command the final answer names exists")
     # answer_quotes: a value a tool produced must appear in the final answer
     results = [call.get("result") for call in user.calls if call["name"] == check["tool"] and call.get("result")]
     if not results:
@@ -198,6 +204,18 @@ def judge(check: dict[str, Any], user: ScriptedUser) -> tuple[bool, str]:
         return False, f"{check['tool']}'s result has no {check['field']}"
     ok = str(value).lower() in answer.lower()
     return ok, f"the final answer {'quotes' if ok else 'does not quote'} {check['field']} = {value!r}"
+
+
+def _exists(command: str) -> bool:
+    """Whether a backquoted `rlpilot ...` names a command of this rlpilot (its arguments are not parsed)."""
+    from agent.cli import COMMANDS
+    from tools.catalog import CATALOG, find
+
+    words = command.split()[1:]
+    if not words or words[0].startswith("-") or words[0] in COMMANDS:
+        return True
+    entry, _ = find(words)
+    return entry is not None or (len(words) == 1 and words[0] in {e.command[0] for e in CATALOG})
 
 
 def _check_name(check: dict[str, Any]) -> str:
