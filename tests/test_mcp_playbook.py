@@ -16,7 +16,8 @@ from mcp.shared.exceptions import MCPError
 from ops_support import RLPILOT, prime_env
 
 import prompts
-from agent.surfaces.mcp_playbook import ENTRIES, instructions
+from agent.surfaces.mcp_playbook import ENTRIES, RESOURCES, instructions
+from tools.catalog import CATALOG
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -96,3 +97,10 @@ def test_the_playbook_is_written_once():
         assert copies == [], f"{phrase!r} of step {step.number} is copied into {copies}"
     assert len(prompts.steps()) == 8 and all(step.tools() for step in prompts.steps())
     assert prompts.procedure() in instructions() and _flat(prompts.rules()) in instructions()
+
+
+def test_every_uri_a_prompt_attaches_is_a_resource_a_tool_declares():
+    prefixes = {resource.uri.split("{")[0] for resource in RESOURCES}
+    attached = [uri for entry in ENTRIES for uri in entry.attach]
+    assert attached and all(uri.split("{")[0] in prefixes for uri in attached), (attached, prefixes)
+    assert {resource.tool for resource in RESOURCES} == {entry.name for entry in CATALOG if entry.resource}

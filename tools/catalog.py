@@ -40,6 +40,14 @@ class Evidence(StrEnum):
 
 
 @dataclass(frozen=True)
+class Resource:
+    """The tool's result as an MCP resource an IDE can attach: rlpilot://<path>."""
+
+    path: str  # e.g. "config-check/{+path}": one `{+field}` names the tool's input field it fills
+    description: str
+
+
+@dataclass(frozen=True)
 class ToolEntry:
     """One tool, and everything the agent and the surfaces need to know about it.
 
@@ -60,6 +68,7 @@ class ToolEntry:
     preview: str | None = None  # "module:function" showing what a call would do (default: the tool without `yes`)
     # "module:function" a chat runs for the slash command instead, in the background of the conversation
     background: str | None = None
+    resource: Resource | None = None
 
     @property
     def confirms(self) -> bool:
@@ -74,6 +83,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Which parts of the training stack are installed and what they can do.",
         slash="/stack",
+        resource=Resource("stack", "The user's installed stack: versions, what works, the config dialect to write."),
     ),
     ToolEntry(
         "config_check",
@@ -82,6 +92,8 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Check a training config as its kind and era: playbook rules, prime-rl's own schema, stale keys.",
         slash="/check", evidence=Evidence.CHECK,
+        resource=Resource("config-check/{+path}", "A training config's check: its kind, era and findings with fixes "
+                          "(path inside the workspace)."),
     ),
     ToolEntry(
         "config_set",
@@ -122,6 +134,8 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Name what is going wrong in a run's metrics or logs, with config deltas and when to stop.",
         slash="/diagnose", reportable=True, shows=Shows.CURVES, evidence=Evidence.RUN,
+        resource=Resource("diagnosis/{+source}", "A run's diagnosis: what is going wrong, from when, the deltas and "
+                          "stop conditions (a hosted run id, a run folder or a metrics file)."),
     ),
     ToolEntry(
         "eval_run",
@@ -304,6 +318,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "The session's four-part report: deltas applied, why, observed metrics, next step and stop conditions.",
         slash="/report", shows=Shows.REPORT,
+        resource=Resource("report", "This session's four-part report, from what the tools recorded."),
     ),
 )
 

@@ -20,6 +20,7 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 
 import prompts
+from tools.catalog import CATALOG
 from tools.contract import Tool
 
 # What the person decides, in words, for a model that cannot be made to ask: the server refuses
@@ -41,17 +42,11 @@ class Resource:
     argument: str | None = None  # the tool's input field the template's variable fills
 
 
-RESOURCES = (
-    Resource(f"{SCHEME}stack", "stack", "The user's installed stack: versions, what works, the config dialect "
-             "to write.", "stack_info"),
-    Resource(f"{SCHEME}report", "report", "This session's four-part report, from what the tools recorded.",
-             "report"),
-    Resource(f"{SCHEME}config-check/{{+path}}", "config-check", "A training config's check: its kind, era and "
-             "findings with fixes (path inside the workspace).", "config_check", "path"),
-    Resource(f"{SCHEME}diagnosis/{{+source}}", "diagnosis", "A run's diagnosis: what is going wrong, from when, "
-             "the deltas and stop conditions (a hosted run id, a run folder or a metrics file).", "diagnose",
-             "source"),
-)
+# Declared by the tools (tools.catalog): the server reads each through its tool.
+RESOURCES = tuple(
+    Resource(SCHEME + entry.resource.path, entry.resource.path.split("/")[0], entry.resource.description, entry.name,
+             match.group(1) if (match := re.search(r"\{\+(\w+)\}", entry.resource.path)) else None)
+    for entry in CATALOG if entry.resource)
 PLAYBOOK_URI = f"{SCHEME}playbook"
 
 
@@ -71,7 +66,8 @@ class Entry:
     request: str  # formatted with the arguments; optional ones absent are left out by `_request`
     steps: tuple[str, ...]  # headlines (prefixes) of system.md's steps
     arguments: tuple[Argument, ...] = ()
-    attach: tuple[str, ...] = ()  # resource URIs worth attaching, formatted with the arguments
+    attach: tuple[str, ...] = ()  # resource URIs worth attaching, formatted with the arguments (a test
+    # holds each to a declared resource)
 
 
 ENTRIES = (
@@ -81,7 +77,7 @@ ENTRIES = (
           ("Know the stack", "Smoke-eval", "Rewards must differ", "Publish", "Tune", "Launch"),
           (Argument("env", "The environment: a folder under environments/ or a Hub id owner/name."),
            Argument("config", "The training config to start from, if there is one.", required=False)),
-          (f"{SCHEME}stack", f"{SCHEME}config-check/{{config}}")),
+          ("rlpilot://stack", "rlpilot://config-check/{config}")),
     Entry("tune-config", "Check a training config and tune its hyperparameters by the playbook's rules.",
           "Check and tune the training config {config}{reward: for a {reward} reward}{eval: using the eval run "
           "{eval}}.",
@@ -89,16 +85,16 @@ ENTRIES = (
           (Argument("config", "The training config, a path inside the workspace."),
            Argument("reward", "binary or continuous, if known.", required=False),
            Argument("eval", "An eval run folder whose rewards should set the thresholds.", required=False)),
-          (f"{SCHEME}config-check/{{config}}",)),
+          ("rlpilot://config-check/{config}",)),
     Entry("diagnose-run", "Diagnose a training run and propose the next step with stop conditions.",
           "Diagnose the training run {run}{config: trained with the config {config}}.",
           ("Watch", "Report"),
           (Argument("run", "A hosted run id, a run folder or a metrics file."),
            Argument("config", "The run's config, so the deltas name its real keys.", required=False)),
-          (f"{SCHEME}diagnosis/{{run}}",)),
+          ("rlpilot://diagnosis/{run}",)),
     Entry("write-report", "Write the four-part report of this session from what the tools recorded.",
           "Write the report of what we did.", ("Report",), (),
-          (f"{SCHEME}report",)),
+          ("rlpilot://report",)),
 )
 
 
