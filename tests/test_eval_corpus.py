@@ -54,6 +54,13 @@ def test_two_values_other_than_0_and_1_are_binary_with_pass_at_k_and_filtering(t
     assert (s.pass_at_k.k, s.pass_at_k.value) == (4, 0.75)
     codes = [r.code for r in s.recommendations]
     assert "difficulty-filtering" in codes and "filtering-conservative" not in codes
+    assert not any("judged binary" in w for w in s.warnings)  # -1/1 is no graded reward's sample
+
+
+def test_two_values_inside_0_1_are_judged_binary_and_say_a_graded_reward_needs_more_examples(tmp_path):
+    s = summarize(next(c for c in CASES if c.name == "two-values-0.2-0.9-hosted").writer(tmp_path / "run"))
+    assert s.reward_kind == "binary"
+    assert any("every reward is 0.2 or 0.9: judged binary (0.2 fails)" in w and "`-n`" in w for w in s.warnings)
 
 
 def test_rows_keyed_id_are_grouped_by_the_example_they_show(tmp_path):

@@ -60,7 +60,8 @@ def test_vf_eval_run_is_summarized_with_exactly_the_scripted_rewards(workspace):
 
 
 def test_continuous_rewards_come_out_as_the_script_implies(workspace):
-    """The first reply per sentence is the full reversal, the second drops its last word."""
+    """The first reply per sentence is the full reversal; the second drops as many words as the sentence's
+    place in the order they came (1, 2, 3), so the rewards are graded, not two values a binary reward has."""
     seen: Counter[str] = Counter()
     expected: dict[str, list[float]] = {}
 
@@ -68,7 +69,7 @@ def test_continuous_rewards_come_out_as_the_script_implies(workspace):
         sentence = last_user_text(request).split(": ", 1)[1]
         words = sentence.split()[::-1]
         seen[sentence] += 1
-        answer = words if seen[sentence] == 1 else words[:-1]
+        answer = words if seen[sentence] == 1 else words[:-(list(seen).index(sentence) + 1)]
         expected.setdefault(sentence, []).append(SequenceMatcher(None, answer, words).ratio())
         return " ".join(answer)
 

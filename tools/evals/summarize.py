@@ -214,7 +214,7 @@ def summarize_run(run: RunData) -> EvalSummary:
         recommendations=[],
         errors=dict(errors.most_common(10)),
         skipped_lines=len(run.skipped),
-        warnings=_skip_warnings(run) + _group_warnings(run, sizes),
+        warnings=_skip_warnings(run) + _group_warnings(run, sizes) + _two_value_warnings(values, scale),
     )
     summary.recommendations = recommend(summary, min(sizes, default=0))
     return summary
@@ -269,6 +269,16 @@ def _group_warnings(run: RunData, sizes: list[int]) -> list[str]:
         notes.append("rows are keyed `id` (verifiers <= 0.1.5), which numbers rows, not examples: rollouts were "
                      "grouped by their prompts")
     return notes
+
+
+def _two_value_warnings(values: set[float], scale: RewardScale) -> list[str]:
+    """Two values inside 0..1 other than 0 and 1 are a binary reward with a floor (a format term always
+    earned) or a graded one sampled too little; the verdict takes the first, the person may know better."""
+    if scale.judged_by != "binary" or values <= {0.0, 1.0} or not all(0.0 <= v <= 1.0 for v in values):
+        return []
+    low, high = sorted(values)
+    return [f"every reward is {low:g} or {high:g}: judged binary ({low:g} fails); if the reward is graded, "
+            f"rerun with more examples (`-n`) before trusting the verdict"]
 
 
 def _verdict(errored_share: float | None, scored: bool, all_fail: float | None, all_pass: float | None,
