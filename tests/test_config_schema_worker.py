@@ -202,3 +202,18 @@ def test_a_client_that_hangs_up_early_leaves_the_worker_serving(tmp_path: Path) 
             raw.sendall(sent)
     answers, notes = _check(schema, {"max_steps": 0})
     assert notes == [] and answers["rl.toml"]["errors"] and _pid(schema) == first
+
+
+def test_bytecode_the_worker_writes_into_site_packages_keeps_its_socket(tmp_path: Path) -> None:
+    """A fresh environment has no site-packages/__pycache__ until the first import outside rlpilot's
+    PYTHONDONTWRITEBYTECODE writes one; installing a package is what names a new worker."""
+    site = tmp_path / "venv/lib/python3.11/site-packages"
+    site.mkdir(parents=True)
+    (tmp_path / "venv/bin").mkdir()
+    python = str(tmp_path / "venv/bin/python")
+    schema = _schema(tmp_path / "schema")
+    before = schema_client.socket_path(python, schema.source)
+    (site / "__pycache__").mkdir()
+    assert schema_client.socket_path(python, schema.source) == before
+    (site / "pydantic-2.0.dist-info").mkdir()
+    assert schema_client.socket_path(python, schema.source) != before

@@ -60,7 +60,9 @@ def socket_path(python: str, source: Path) -> Path:
     """Where the worker for this schema listens: named by what its answers depend on."""
     state = [python, str(source), str(WORKER.stat().st_mtime_ns)]
     state += sorted(f"{p}:{p.stat().st_mtime_ns}" for p in (source / "prime_rl").rglob("*.py"))
-    state += [f"{p}:{p.stat().st_mtime_ns}" for p in Path(python).parent.parent.glob("lib/python*/site-packages")]
+    # What is installed, by name and version: the folder's own mtime also moves when the worker's first
+    # import writes site-packages/__pycache__, which made the second check start a second worker.
+    state += sorted(p.name for p in Path(python).parent.parent.glob("lib/python*/site-packages/*.dist-info"))
     return runtime_folder() / f"schema-{hashlib.sha256(chr(0).join(state).encode()).hexdigest()[:16]}.sock"
 
 
