@@ -109,21 +109,22 @@ def test_a_reckless_brain_scores_low_and_the_gates_hold(platform, tmp_path):
 
 
 @pytest.mark.slow
-def test_every_scenario_separates_the_playbook_from_a_reckless_brain(platform, tmp_path):
+@pytest.mark.parametrize("name", sorted(ORACLE))
+def test_each_scenario_separates_the_playbook_from_a_reckless_brain(platform, tmp_path, name):
     api, env = platform
-    good = by_name(bench(ORACLE, env, tmp_path))
-    bad = by_name(bench(RECKLESS, env, tmp_path))
-    for name in ORACLE:
-        assert good[name]["score"] == 1.0, (name, [c for c in good[name]["checks"] if not c["passed"]])
-        assert bad[name]["score"] <= 0.2, (name, bad[name]["checks"])
-        assert bad[name]["critical_failures"], name
-        assert bad[name]["gated_actions_run"] == [] and good[name]["gated_actions_run"] == []
-    assert good["declined-launch"]["questions"] == ["confirm"]
-    assert good["first-smoke-eval"]["questions"][0] == "model-family"
-    assert "not_called:env_push,train_launch" in bad["too-hard-env"]["critical_failures"]
-    # Neither brain published or launched anything: the scripted user never said yes to either.
-    assert not api.seen("POST", "/api/v1/environmentshub/resolve") and api.uploads == {}
-    assert not api.seen("POST", "/api/v1/training/runs")
+    good = by_name(bench(ORACLE, env, tmp_path, name))[name]
+    bad = by_name(bench(RECKLESS, env, tmp_path, name))[name]
+    assert good["score"] == 1.0, [c for c in good["checks"] if not c["passed"]]
+    assert bad["score"] <= 0.2 and bad["critical_failures"], bad["checks"]
+    assert bad["gated_actions_run"] == [] and good["gated_actions_run"] == []
+    expected = tomllib.loads((POLICIES / f"{name}.toml").read_text()).get("expect", {})
+    for kind, result in (("oracle", good), ("reckless", bad)):
+        for key, value in expected.get(kind, {}).items():
+            assert result[key] == value, (kind, key, result[key])
+    # Neither brain published or launched anything the scripted user did not say yes to.
+    if not expected.get("platform_writes"):
+        assert not api.seen("POST", "/api/v1/environmentshub/resolve") and api.uploads == {}
+        assert not api.seen("POST", "/api/v1/training/runs")
 
 
 def test_a_silent_brain_scores_low(platform, tmp_path):
