@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agent.gates import Ask, Declined, Gatekeeper, Refused
-from agent.model import ModelClient, ModelError, ToolCall
+from agent.model import ContextOverflow, ModelClient, ModelError, Reply, ToolCall
 from agent.outcome import Outcome, internal_error
 from agent.sessions import Session
 from tools.catalog import CATALOG, Shows
@@ -31,15 +31,32 @@ class Surface:
     on_text: Callable[[str], None] | None = None  # streamed assistant text, as it arrives
 
 
-def openai_tool(tool: Tool) -> dict[str, Any]:
+# Characters per token of a transcript (JSON, English, paths): a low guess, so an estimate of what
+# fits the model's context errs on the side of sending less.
+CHARS_PER_TOKEN = 3
+# Below this context (tokens) the prompt and 30 schemas take too much of it: the compact tool set goes.
+SMALL_CONTEXT = 16000
+# A tool result the transcript keeps whole while it is within bounds; an older one past them is cut to a line.
+KEPT_RESULT_CHARS = 300
+
+
+def openai_tool(tool: Tool, compact: bool = False) -> dict[str, Any]:
+    """The tool as a model sees it; `compact` leaves out what optional fields say of themselves."""
+    parameters = tool.model_schema()
+    if compact:
+        required = set(parameters.get("required", []))
+        parameters = {**parameters, "properties": {
+            name: {k: v for k, v in field.items() if k != "description" or name in required}
+            for name, field in parameters.get("properties", {}).items()}}
     return {"type": "function",
-            "function": {"name": tool.name, "description": tool.entry.summary, "parameters": tool.model_schema()}}
+            "function": {"name": tool.name, "description": tool.entry.summary, "parameters": parameters}}
 
 
 def bounded(history: list[dict[str, Any]], max_chars: int) -> list[dict[str, Any]]:
     """The transcript within `max_chars`: the system prompt, then the latest turns that fit (a turn
     starts at a user message, so no tool result loses its call); the oldest are left out, and
-    the model is told so. The last turn is kept whole."""
+    the model is told so. Where the turns kept are still too long, their oldest tool results are
+    cut to a line, the latest last."""
     head = [message for message in history[:1] if message.get("role") == "system"]
     rest = history[len(head):]
     size = sum(len(json.dumps(message)) for message in history)
@@ -50,11 +67,21 @@ def bounded(history: list[dict[str, Any]], max_chars: int) -> list[dict[str, Any
             break
         size -= sum(len(json.dumps(message)) for message in rest[start:index])
         start = index
+    kept = list(rest[start:])
+    for index, message in enumerate(kept):
+        if size <= max_chars:
+            break
+        content = message.get("content") or ""
+        if message.get("role") == "tool" and len(content) > KEPT_RESULT_CHARS:
+            cut = content[:KEPT_RESULT_CHARS] + f" ... [cut {len(content) - KEPT_RESULT_CHARS} characters to fit " \
+                                                 "the model's context; call the tool again if you need it]"
+            size -= len(json.dumps(message)) - len(json.dumps({**message, "content": cut}))
+            kept[index] = {**message, "content": cut}
     if start == 0:
-        return history
+        return [*head, *kept]
     note = {"role": "system", "content": f"[{start} earlier messages of this conversation are left out to keep "
                                          "it within bounds; ask the user if you need what they said]"}
-    return [*head, note, *rest[start:]]
+    return [*head, note, *kept]
 
 
 class Agent:
@@ -77,17 +104,50 @@ class Agent:
         self.max_chars = self.ctx.settings.agent.max_tool_result_chars
         self.max_calls = self.ctx.settings.agent.max_tool_calls_per_reply
         self.max_history = self.ctx.settings.agent.max_history_chars
+        self._fitted = False
+
+    def _fit_context(self) -> None:
+        """Once, before the first request: the reply and history budgets within the model's context
+        (its server's word, else settings); a small context gets the compact tool set."""
+        if self._fitted:
+            return
+        self._fitted = True
+        context = self.client.context_tokens() or self.ctx.settings.agent.context_tokens
+        self.client.reply_tokens = min(self.client.reply_tokens, context // 4)
+        if context < SMALL_CONTEXT:
+            self.schemas = [openai_tool(tool, compact=True) for tool in self.tools.values() if tool.entry.compact]
+        room = (context - self.client.reply_tokens) * CHARS_PER_TOKEN - len(json.dumps(self.schemas))
+        self.max_history = max(1, min(self.max_history, room))
+
+    def _ask_model(self) -> Reply:
+        try:
+            return self.client.complete(bounded(self.session.messages(), self.max_history), self.schemas,
+                                        self.surface.on_text)
+        except ContextOverflow:  # the estimate was generous for this tokenizer: half the history from now on
+            self.max_history //= 2
+            self.surface.emit({"type": "notice", "message": "the conversation did not fit the model's context; "
+                               "older messages and tool results are shortened from now on"})
+            return self.client.complete(bounded(self.session.messages(), self.max_history), self.schemas,
+                                        self.surface.on_text)
 
     def send(self, text: str, name: str | None = None) -> None:
         """One user turn (`name`: who said it, where several people share a session). Ctrl-C ends
         the turn (and the runner kills what it started)."""
         assert self.client is not None, "offline sessions take slash commands only"
         self.session.add_message({"role": "user", "content": text, **({"name": name} if name else {})})
+        answered: dict[str, str] = {}  # a call made again in this turn, word for word, is not run again
         try:
+            self._fit_context()
             for _ in range(self.max_rounds):
-                reply = self.client.complete(bounded(self.session.messages(), self.max_history), self.schemas,
-                                             self.surface.on_text)
+                reply = self._ask_model()
                 self.session.record_usage(self.client.endpoint.model, reply.prompt_tokens, reply.completion_tokens)
+                if not reply.text and not reply.tool_calls:  # kept out of the transcript: servers refuse it
+                    self.surface.emit({"type": "error", "message": "the model answered with nothing (no text, no "
+                                       "tool call); ask again, or try another model"})
+                    return
+                if reply.finish_reason == "length":
+                    self.surface.emit({"type": "notice", "message": f"the reply was cut at {self.client.reply_tokens} "
+                                       "tokens ([agent] reply_tokens in configs/rlpilot.toml)"})
                 # A flood of calls in one reply: the first ones run; one more stays in the transcript
                 # to carry the refusal of all the rest, which are dropped (the history stays small).
                 calls, dropped = reply.tool_calls[: self.max_calls + 1], len(reply.tool_calls) - self.max_calls
@@ -100,9 +160,15 @@ class Agent:
                                     f"most {self.max_calls} run per reply, and the other {dropped} were not run",
                                     "call the tools that matter most, fewer at a time")
                 for number, call in enumerate(calls):
-                    outcome = self._model_call(call) if number < self.max_calls else Outcome.failed(call.name, refusal)
-                    self.session.add_message({"role": "tool", "tool_call_id": call.id,
-                                              "content": self._for_model(outcome)})
+                    same = f"{call.name}\0{call.arguments}"
+                    if same in answered:
+                        content = json.dumps({"not_run": "the same call, with the same arguments, was made earlier "
+                                              "in this turn; its result above stands"})
+                    else:
+                        outcome = self._model_call(call) if number < self.max_calls else Outcome.failed(call.name,
+                                                                                                        refusal)
+                        content = answered[same] = self._for_model(outcome)
+                    self.session.add_message({"role": "tool", "tool_call_id": call.id, "content": content})
             self.surface.emit({"type": "error", "message": f"stopped after {self.max_rounds} tool rounds; "
                                "say how to go on"})
         except ModelError as error:

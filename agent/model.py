@@ -66,8 +66,23 @@ class ModelError(Exception):
     """The model endpoint failed in a way retrying did not fix; the message says what to do."""
 
 
+class ContextOverflow(ModelError):
+    """The request did not fit the model's context: the loop retries it once with less history."""
+
+
 class MalformedReply(Exception):
     """The server answered, but not with a chat completion."""
+
+
+class EmptyStream(MalformedReply):
+    """The stream ended without an event: some servers stream nothing where they answer a plain request."""
+
+
+# How servers word a request too long for the model (vLLM, llama.cpp, OpenAI) and a refusal of tool
+# calls (vLLM started without them); matched in the 400's text.
+_CONTEXT_WORDS = ("context length", "context_length", "context size", "context window", "exceed_context",
+                  "too many tokens", "maximum context")
+_TOOL_CHOICE_WORDS = ("tool_choice", "tool choice", "auto-tool-choice", "tool calling")
 
 
 # What a body that is not a chat completion raises inside the SDK's parsing, or in ours.
@@ -84,6 +99,15 @@ def _explain(error: Exception, endpoint: Endpoint, waited: str) -> ModelError:
         return ModelError(f"{where} refused the API key in ${endpoint.api_key_var}; set a valid key")
     if isinstance(error, openai.NotFoundError):
         return ModelError(f"{where}: model or route not found; check --model and --base-url")
+    text = f"{getattr(error, 'message', '')} {getattr(error, 'body', '')}".lower()
+    if isinstance(error, openai.BadRequestError) and any(words in text for words in _CONTEXT_WORDS):
+        return ContextOverflow(f"{where}: the conversation no longer fits the model's context ({error.message}); "
+                               "start a new session, or lower [agent] reply_tokens or context_tokens in "
+                               "configs/rlpilot.toml")
+    if isinstance(error, openai.BadRequestError) and any(words in text for words in _TOOL_CHOICE_WORDS):
+        return ModelError(f"{where} refused the tool calls rlpilot needs ({error.message}); start the server "
+                          "with tool calling on (vLLM: --enable-auto-tool-choice --tool-call-parser NAME; "
+                          "llama.cpp: --jinja)")
     if isinstance(error, openai.APIStatusError):
         return ModelError(f"{where} answered HTTP {error.status_code}: {error.message}")
     if isinstance(error, openai.APITimeoutError):
@@ -105,9 +129,11 @@ class Reply:
     tool_calls: list[ToolCall] = field(default_factory=list)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    finish_reason: str | None = None  # "length": cut at the reply budget
 
     def message(self) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": self.text or None}
+        # Text, even empty, beside tool calls: OpenAI takes null there, but some servers refuse it.
+        message: dict[str, Any] = {"role": "assistant", "content": self.text}
         if self.tool_calls:
             message["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -142,6 +168,10 @@ class ModelClient:
         self.budget = budget or load_settings(None).agent.request_budget_s
         self._deadline = 0.0
         self._attempts = 0
+        agent = load_settings(None).agent
+        self.reply_tokens = agent.reply_tokens
+        self._reply_key = "max_tokens"  # the name every OpenAI-compatible server knows; see complete()
+        self._context: int | None = None
         self._client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(), timeout=self.timeout,
                                      max_retries=0)  # tenacity owns retries, so they are counted once
         # No retry starts that would begin after the budget; the last attempt gets what is left of it.
@@ -153,7 +183,17 @@ class ModelClient:
         started = time.monotonic()
         self._deadline, self._attempts = started + self.budget, 0
         try:
-            return self._complete(messages, tools, on_text)
+            try:
+                return self._complete(messages, tools, on_text)
+            except EmptyStream:
+                self.stream = False  # this server answers plain requests only: ask it so from now on
+                return self._complete(messages, tools, on_text)
+            except openai.BadRequestError as error:
+                # OpenAI's newer models take max_completion_tokens and refuse max_tokens by name.
+                if self._reply_key != "max_tokens" or "max_completion_tokens" not in str(error.message):
+                    raise
+                self._reply_key = "max_completion_tokens"
+                return self._complete(messages, tools, on_text)
         except (openai.APIError, httpx.TransportError, *_MALFORMED) as error:
             spent = time.monotonic() - started
             waited = (f"{self._attempts} attempt(s) of up to {self.timeout:g} s each, {spent:.0f} s in all, "
@@ -162,18 +202,21 @@ class ModelClient:
 
     def _complete_once(self, messages, tools, on_text) -> Reply:
         self._attempts += 1
-        request: dict[str, Any] = {"model": self.endpoint.model, "messages": messages}
+        request: dict[str, Any] = {"model": self.endpoint.model, "messages": messages,
+                                   self._reply_key: self.reply_tokens}
         if tools:
             request["tools"] = tools
+            request["tool_choice"] = "auto"  # named: some servers take no tools without it
         if not self.stream:
             response = self._post(request, stream=False)
-            choice = response.choices[0].message
+            first = response.choices[0]
+            choice = first.message
             calls = [ToolCall(c.id, c.function.name, c.function.arguments or "") for c in choice.tool_calls or []]
             usage = response.usage
             if on_text and choice.content:
                 on_text(choice.content)
             return Reply(choice.content or "", calls, usage and usage.prompt_tokens,
-                         usage and usage.completion_tokens)
+                         usage and usage.completion_tokens, first.finish_reason)
         return self._streamed(request, on_text)
 
     def _post(self, body: dict[str, Any], stream: bool):
@@ -199,6 +242,7 @@ class ModelClient:
                 reply.prompt_tokens = chunk.usage.prompt_tokens
                 reply.completion_tokens = chunk.usage.completion_tokens
             for choice in chunk.choices:
+                reply.finish_reason = choice.finish_reason or reply.finish_reason
                 delta = choice.delta
                 if delta.content:
                     text.append(delta.content)
@@ -211,7 +255,31 @@ class ModelClient:
                         call.name += part.function.name or ""
                         call.arguments += part.function.arguments or ""
         if not received:
-            raise MalformedReply("the stream ended without a single event")
+            raise EmptyStream("the stream ended without a single event")
         reply.text = "".join(text)
         reply.tool_calls = [calls[i] for i in sorted(calls)]
         return reply
+
+    def context_tokens(self) -> int | None:
+        """The model's context length as its server reports it (vLLM's /models `max_model_len`,
+        llama.cpp's /props `n_ctx`), asked once; None where it does not say."""
+        if self._context is None:
+            self._context = _reported_context(self._client, self.endpoint) or 0
+        return self._context or None
+
+
+def _reported_context(client: openai.OpenAI, endpoint: Endpoint) -> int | None:
+    try:
+        listed = client.get("/models", cast_to=httpx.Response, options={"timeout": 3.0}).json()
+        models = [model for model in listed.get("data") or [] if isinstance(model, dict)]
+        for model in models:
+            if model.get("id") == endpoint.model or len(models) == 1:  # a local server serves one, by any name
+                found = model.get("max_model_len") or model.get("context_length")
+                if isinstance(found, int) and found > 0:
+                    return found
+        root = endpoint.base_url.rstrip("/").removesuffix("/v1")
+        props = httpx.get(f"{root}/props", timeout=3.0).json()
+        found = props.get("default_generation_settings", {}).get("n_ctx") or props.get("n_ctx")
+        return found if isinstance(found, int) and found > 0 else None
+    except (openai.APIError, httpx.HTTPError, ValueError, AttributeError, TypeError):
+        return None

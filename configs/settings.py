@@ -36,6 +36,8 @@ class AgentSettings(_Strict):
     max_history_chars: PositiveInt
     request_timeout_s: float = Field(gt=0, description="One attempt of a model request.")
     request_budget_s: float = Field(gt=0, description="All attempts of one model request together.")
+    reply_tokens: PositiveInt = Field(description="The most tokens one reply of the model may take (max_tokens).")
+    context_tokens: PositiveInt = Field(description="The model's context, where its server does not say it.")
 
 
 class Settings(_Strict):

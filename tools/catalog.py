@@ -69,6 +69,9 @@ class ToolEntry:
     # "module:function" a chat runs for the slash command instead, in the background of the conversation
     background: str | None = None
     resource: Resource | None = None
+    # In the compact tool set a model with a small context gets: the playbook's path from a first
+    # check to a report. The rest stay reachable by slash command.
+    compact: bool = False
 
     @property
     def confirms(self) -> bool:
@@ -84,6 +87,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Which parts of the training stack are installed and what they can do.",
         slash="/stack",
         resource=Resource("stack", "The user's installed stack: versions, what works, the config dialect to write."),
+        compact=True,
     ),
     ToolEntry(
         "config_check",
@@ -94,6 +98,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         slash="/check", evidence=Evidence.CHECK,
         resource=Resource("config-check/{+path}", "A training config's check: its kind, era and findings with fixes "
                           "(path inside the workspace)."),
+        compact=True,
     ),
     ToolEntry(
         "config_set",
@@ -118,6 +123,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.LOCAL_WRITE,
         "Propose the playbook's hyperparameter deltas for a config, each with its reason; --apply writes them.",
         slash="/tune", reportable=True, evidence=Evidence.PROPOSAL,
+        compact=True,
     ),
     ToolEntry(
         "config_restore",
@@ -136,6 +142,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         slash="/diagnose", reportable=True, shows=Shows.CURVES, evidence=Evidence.RUN,
         resource=Resource("diagnosis/{+source}", "A run's diagnosis: what is going wrong, from when, the deltas and "
                           "stop conditions (a hosted run id, a run folder or a metrics file)."),
+        compact=True,
     ),
     ToolEntry(
         "eval_run",
@@ -145,6 +152,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Smoke-eval an environment with a model (local vf-eval or prime-rl's `uv run eval`, or hosted), "
         "then summarize its rewards.",
         slash="/eval", reportable=True, evidence=Evidence.EVAL, preview="tools.evals.run:eval_plan",
+        compact=True,
     ),
     ToolEntry(
         "env_check",
@@ -153,6 +161,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Check an environment before spending a model: gold/no-op validation, reward shortcuts, services.",
         slash="/envcheck",
+        compact=True,
     ),
     ToolEntry(
         "eval_summarize",
@@ -161,6 +170,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Summarize an eval run's rewards per example group and judge whether it is ready for RL.",
         slash="/summarize", reportable=True, evidence=Evidence.EVAL,
+        compact=True,
     ),
     ToolEntry(
         "eval_samples",
@@ -193,6 +203,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.EXTERNAL,
         "Check an environment package and push it to the Hub with the visibility the user chose.",
         slash="/push", confirm=False, preview="tools.envs.hub:push_preview",
+        compact=True,
     ),
     ToolEntry(
         "train_launch",
@@ -201,6 +212,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.EXTERNAL,
         "Check a training config and launch it on Hosted Training, local GPUs or SLURM, after the user confirms.",
         slash="/train", reportable=True,
+        compact=True,
     ),
     ToolEntry(
         "train_status",
@@ -209,6 +221,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Where a training run stands: running or not, last step, latest reward and other metrics.",
         slash="/status", shows=Shows.CURVES,
+        compact=True,
     ),
     ToolEntry(
         "train_metrics",
@@ -319,6 +332,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "The session's four-part report: deltas applied, why, observed metrics, next step and stop conditions.",
         slash="/report", shows=Shows.REPORT,
         resource=Resource("report", "This session's four-part report, from what the tools recorded."),
+        compact=True,
     ),
 )
 

@@ -299,7 +299,8 @@ def describe_validation_error(error: ValidationError) -> str:
     parts = []
     for problem in error.errors():
         where = ".".join(str(p) for p in problem["loc"]) or "input"
-        parts.append(f"{where}: {problem['msg']}")
+        # A validator's own sentence, without pydantic's "Value error, " in front of it.
+        parts.append(f"{where}: {problem['msg'].removeprefix('Value error, ')}")
     return "; ".join(parts)
 
 

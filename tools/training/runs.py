@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from tools.contract import Arg, Context, ToolResult
 from tools.diagnose.readers import read
@@ -20,7 +20,17 @@ from tools.errors import BadInput
 from tools.training import hosted, local, records, slurm
 from tools.training.episodes import InFlight, in_flight
 
-RunArg = Annotated[str, Arg(positional=True, metavar="RUN"), Field(description="The run id.")]
+
+def _valid_run_id(run: str) -> str:
+    try:
+        return records.check_run_id(run)
+    except BadInput as error:
+        raise ValueError(f"{error.message}; {error.hint}") from None
+
+
+# Checked as an argument, so a gate never asks the person to confirm stopping a run id that cannot be one.
+RunArg = Annotated[str, AfterValidator(_valid_run_id), Arg(positional=True, metavar="RUN"),
+                   Field(description="The run id.")]
 
 
 def _target(run: str, ctx: Context) -> tuple[Target, records.RunRecord | None]:
