@@ -120,11 +120,11 @@ class Agent:
         self.max_history = max(1, min(self.max_history, room))
 
     def _ask_model(self) -> Reply:
+        sent = bounded(self.session.messages(), self.max_history)
         try:
-            return self.client.complete(bounded(self.session.messages(), self.max_history), self.schemas,
-                                        self.surface.on_text)
-        except ContextOverflow:  # the estimate was generous for this tokenizer: half the history from now on
-            self.max_history //= 2
+            return self.client.complete(sent, self.schemas, self.surface.on_text)
+        except ContextOverflow:  # the estimate was generous for this tokenizer: half of that from now on
+            self.max_history = max(1, len(json.dumps(sent)) // 2)
             self.surface.emit({"type": "notice", "message": "the conversation did not fit the model's context; "
                                "older messages and tool results are shortened from now on"})
             return self.client.complete(bounded(self.session.messages(), self.max_history), self.schemas,

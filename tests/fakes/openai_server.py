@@ -79,9 +79,11 @@ def last_user_text(request: dict[str, Any]) -> str:
 
 
 class ScriptedOpenAIServer:
-    def __init__(self, script: Script, model: str = "stub-model", chunk_size: int = 4):
+    def __init__(self, script: Script, model: str = "stub-model", chunk_size: int = 4,
+                 context_tokens: int | None = None):
         self.script = script
         self.model = model
+        self.context_tokens = context_tokens  # reported as vLLM does, `max_model_len` in /v1/models
         self.chunk_size = chunk_size
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -124,7 +126,10 @@ class ScriptedOpenAIServer:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    self._json(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                    model = {"id": server.model, "object": "model"}
+                    if server.context_tokens:
+                        model["max_model_len"] = server.context_tokens
+                    self._json(200, {"object": "list", "data": [model]})
                 else:
                     self._json(404, {"error": {"message": f"no route {self.path}"}})
 
