@@ -118,3 +118,20 @@ def test_sessions_count_the_tool_calls_of_an_offline_session(tmp_path):
     listed = subprocess.run([RLPILOT, "sessions"], cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
                             timeout=60)
     assert "0 messages, 1 tool call " in listed.stdout, listed.stdout
+
+
+def test_a_piped_line_that_answers_no_question_is_the_next_message_not_lost(tmp_path):
+    """The question came up mid-turn; the person had piped their next message, not an answer."""
+    script = scripted(call("eval_run", env="tiny-arith"), Reply("Nothing ran."), Reply("Your config is fine."))
+    with ScriptedOpenAIServer(script) as server:
+        done = subprocess.run([RLPILOT, "chat", "--json", "--base-url", server.base_url, "--model", "stub-model"],
+                              input="smoke-eval tiny-arith\nand what about my config?\n", cwd=tmp_path,
+                              env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    events = _events(done.stdout)
+    [question] = [e for e in events if e["type"] == "question"]
+    assert question["kind"] == "model-family"
+    assert any(e["type"] == "notice" and "taken as your next message" in e["message"] for e in events)
+    users = [[m["content"] for m in r["messages"] if m["role"] == "user"] for r in server.requests]
+    assert users[-1] == ["smoke-eval tiny-arith", "and what about my config?"]
+    assert [e["text"] for e in events if e["type"] == "assistant"] == ["Nothing ran.", "Your config is fine."]

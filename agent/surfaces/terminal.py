@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,10 @@ from tools.errors import BadInput
 from tools.workspace import rlpilot_home
 
 
+# A streamed reply's block still arriving is redrawn at most this often (seconds).
+REDRAW_S = 0.05
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rlpilot chat", description="Chat with rlpilot.")
     add_endpoint_options(p)
@@ -65,6 +70,14 @@ class Chat:
         self.as_json = as_json
         self.interactive = interactive
         self.streamed = False
+        self._held: list[str] = []  # a piped line that answered no question: the next message after all
+
+    def messages(self) -> Iterator[str]:
+        while (line := self._next_line()) is not None:
+            yield line
+
+    def _next_line(self) -> str | None:
+        return self._held.pop(0) if self._held else next(self.lines, None)
 
     def emit(self, event: dict[str, Any]) -> None:
         if self.as_json:
@@ -107,8 +120,14 @@ class Chat:
         if not self.as_json:
             self.show_question(question)
         while True:
-            text = next(self.lines, None)
+            text = self._next_line()
             answer = match_answer(question, text)
+            if answer is None and text is not None and not self.interactive:
+                # Piped input was written before the question existed: a line that answers none of
+                # its options is the person's next message, not a no to lose.
+                self._held.append(text)
+                self.emit({"type": "notice", "message": f"{text.strip()[:60]!r} is no answer to that question, so "
+                           "nothing was done; it is taken as your next message"})
             if answer is not None or text is None or not self.interactive:
                 self.emit({"type": "answer", "value": answer})
                 return answer
@@ -120,22 +139,35 @@ class RichChat(Chat):
         super().__init__(lines, as_json=False, interactive=True)
         self.console = console or Console(highlight=False)
         self._live: Live | None = None
-        self._streamed = ""
+        self._streamed = ""  # the block of the reply still arriving; earlier blocks are printed
+        self._drawn = 0.0
         self._progress: Progress | None = None
         self._last_result = ""
 
     def on_text(self, delta: str) -> None:
+        """A streamed piece. Each finished block (up to a blank line outside a code fence) is printed
+        once, as Markdown, into the scrollback; only the block still arriving is redrawn, at most
+        REDRAW_S apart, cropped to the screen: the cost of a piece does not grow with the reply."""
         self._streamed += delta
         if self._live is None:
-            self._live = Live(console=self.console, auto_refresh=False, vertical_overflow="visible")
+            self._live = Live(console=self.console, auto_refresh=False, transient=True, vertical_overflow="crop")
             self._live.start()
-        self._live.update(Markdown(self._streamed), refresh=True)
+        done, blank, rest = self._streamed.rpartition("\n\n")
+        if blank and done.count("```") % 2 == 0:
+            self._live.console.print(Markdown(done))
+            self._streamed = rest
+        if time.monotonic() - self._drawn >= REDRAW_S:
+            self._live.update(Markdown(self._streamed), refresh=True)
+            self._drawn = time.monotonic()
 
     def _settle(self) -> None:
-        """End a streamed reply or a progress bar, leaving their last frame on screen."""
+        """End a streamed reply (its last block printed once) or a progress bar (its last frame kept)."""
         if self._live is not None:
             self._live.stop()
             self._live = None
+            if self._streamed.strip():
+                self.console.print(Markdown(self._streamed))
+            self._streamed = ""
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
@@ -149,7 +181,6 @@ class RichChat(Chat):
             return  # tool chatter, and questions that show_question has already drawn
         was_streamed = self._live is not None
         self._settle()
-        self._streamed = ""
         print_ = self.console.print
         if kind == "assistant" and not was_streamed:
             print_(Markdown(event["text"]))
@@ -240,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         chat.emit({"type": "notice", "message": OFFLINE})
     start_conversation(agent)
 
-    for line in chat.lines:
+    for line in chat.messages():
         text = line.strip()
         if not text:
             continue
