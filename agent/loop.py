@@ -16,7 +16,7 @@ from agent.gates import Ask, Declined, Gatekeeper, Refused
 from agent.model import ContextOverflow, ModelClient, ModelError, Reply, ToolCall
 from agent.outcome import Outcome, internal_error
 from agent.sessions import Session
-from tools.catalog import CATALOG, Shows
+from tools.catalog import CATALOG, Offer, Shows
 from tools.contract import Context, Event, Tool, load
 from tools.errors import ToolError
 from tools.secrets import redact, redacted
@@ -50,6 +50,19 @@ def openai_tool(tool: Tool, compact: bool = False) -> dict[str, Any]:
             for name, field in parameters.get("properties", {}).items()}}
     return {"type": "function",
             "function": {"name": tool.name, "description": tool.entry.summary, "parameters": parameters}}
+
+
+def tool_offer(tools: dict[str, Tool], small_context: bool = False) -> tuple[list[dict[str, Any]], str]:
+    """The schemas sent with every request, and the line naming the tools offered by name only.
+
+    A small context gets the compact set and no line; otherwise every tool but the by-name ones
+    goes as a schema, and those are named with their required arguments, to be called like any."""
+    if small_context:
+        return [openai_tool(tool, compact=True) for tool in tools.values() if tool.entry.offer is Offer.COMPACT], ""
+    named = [tool for tool in tools.values() if tool.entry.offer is Offer.BY_NAME]
+    line = "" if not named else "More tools, called like the others (their arguments are checked): " + "; ".join(
+        f"{tool.name}({', '.join(tool.model_schema().get('required', []))}): {tool.entry.summary}" for tool in named)
+    return [openai_tool(tool) for tool in tools.values() if tool.entry.offer is not Offer.BY_NAME], line
 
 
 def bounded(history: list[dict[str, Any]], max_chars: int) -> list[dict[str, Any]]:
@@ -98,7 +111,7 @@ class Agent:
         # Whatever reaches a tool from here came from a model or a chat: paths stay in the workspace.
         self.ctx = Context(workspace=ctx.workspace, emit=self.surface.emit, session_id=session.id, confined=True)
         self.tools = {tool.name: tool for tool in (tools or [load(entry) for entry in CATALOG])}
-        self.schemas = [openai_tool(tool) for tool in self.tools.values()]
+        self.schemas, self.by_name = tool_offer(self.tools)
         self.gates = Gatekeeper(session, self.surface.ask, self.ctx)
         self.max_rounds = self.ctx.settings.agent.max_tool_rounds
         self.max_chars = self.ctx.settings.agent.max_tool_result_chars
@@ -115,12 +128,14 @@ class Agent:
         context = self.client.context_tokens() or self.ctx.settings.agent.context_tokens
         self.client.reply_tokens = min(self.client.reply_tokens, context // 4)
         if context < SMALL_CONTEXT:
-            self.schemas = [openai_tool(tool, compact=True) for tool in self.tools.values() if tool.entry.compact]
+            self.schemas, self.by_name = tool_offer(self.tools, small_context=True)
         room = (context - self.client.reply_tokens) * CHARS_PER_TOKEN - len(json.dumps(self.schemas))
         self.max_history = max(1, min(self.max_history, room))
 
     def _ask_model(self) -> Reply:
         sent = bounded(self.session.messages(), self.max_history)
+        if self.by_name and sent and sent[0].get("role") == "system":  # said each time, kept in no transcript
+            sent[0] = {**sent[0], "content": f"{sent[0]['content']}\n\n{self.by_name}"}
         try:
             return self.client.complete(sent, self.schemas, self.surface.on_text)
         except ContextOverflow:  # the estimate was generous for this tokenizer: half of that from now on
@@ -191,6 +206,8 @@ class Agent:
             problem = ToolError("bad-arguments", f"the arguments for {call.name} are {what}",
                                 "send a JSON object matching the tool's schema")
         else:
+            if call.name not in {schema["function"]["name"] for schema in self.schemas}:
+                self.schemas.append(openai_tool(tool))  # called by name: its schema goes from now on
             # Hidden fields are not in the model's schema; one the model sends anyway is dropped.
             return self.call(tool, {k: v for k, v in arguments.items() if k not in tool.hidden_fields})
         outcome = Outcome.failed(call.name, problem)

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import bpe_openai  # noqa: E402
 from fakes.openai_server import Reply, ScriptedOpenAIServer  # noqa: E402
 
-from agent.loop import Agent, Surface, openai_tool  # noqa: E402
+from agent.loop import Agent, Surface, tool_offer  # noqa: E402
 from agent.model import Endpoint, ModelClient  # noqa: E402
 from agent.sessions import Store  # noqa: E402
 from prompts import system_prompt  # noqa: E402
@@ -51,9 +51,12 @@ def round_trip_ms(workspace: Path) -> float:
         return (time.perf_counter() - started) * 1000 / ROUNDS
 
 
-def prompt_tokens(compact: bool = False, separators: tuple[str, str] = (", ", ": ")) -> int:
-    schemas = [openai_tool(load(entry), compact) for entry in CATALOG if entry.compact or not compact]
-    text = system_prompt(SAMPLE_STACK, "prime-rl-current") + json.dumps(schemas, separators=separators)
+def prompt_tokens(small_context: bool = False, separators: tuple[str, str] = (", ", ": ")) -> int:
+    """What the agent sends before any message of the person's: the system prompt with the line of
+    tools offered by name, and the schemas of the tool set."""
+    schemas, by_name = tool_offer({entry.name: load(entry) for entry in CATALOG}, small_context)
+    prompt = f"{system_prompt(SAMPLE_STACK, 'prime-rl-current')}\n\n{by_name}"
+    text = prompt + json.dumps(schemas, separators=separators)
     return len(bpe_openai.get_encoding("o200k_base").encode(text))
 
 
@@ -62,9 +65,9 @@ def main() -> int:
         per_round = round_trip_ms(Path(folder))
     tokens = prompt_tokens()
     print(f"loop round trip {per_round:.1f} ms (target < {ROUND_TARGET_MS}); "
-          f"prompt + {len(CATALOG)} tool schemas {tokens} tokens (target <= {TOKEN_TARGET}; "
+          f"prompt + the default tool set {tokens} tokens (target <= {TOKEN_TARGET}; "
           f"{prompt_tokens(separators=(',', ':'))} as sent on the wire); compact set "
-          f"{sum(entry.compact for entry in CATALOG)} tools {prompt_tokens(compact=True)} tokens")
+          f"{len(tool_offer({e.name: load(e) for e in CATALOG}, True)[0])} tools {prompt_tokens(True)} tokens")
     return 0 if per_round < ROUND_TARGET_MS and tokens <= TOKEN_TARGET else 1
 
 

@@ -16,7 +16,7 @@ from agent_support import Recorder, call, make_agent, scripted
 from fakes.openai_server import Failure, Raw, Reply, ScriptedOpenAIServer
 
 from agent.surfaces.common import start_conversation
-from tools.catalog import CATALOG
+from tools.catalog import CATALOG, Offer
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "configs" / "training" / "tiny-arith.toml"
@@ -54,7 +54,8 @@ def test_a_small_context_gets_the_compact_tools_and_a_smaller_reply_budget(tmp_p
         make_agent(tmp_path, server.base_url, EVERY_TOOL, recorder).send("hi")
     [request] = server.requests
     offered = [tool["function"]["name"] for tool in request["tools"]]
-    assert set(offered) == {entry.name for entry in CATALOG if entry.compact} and len(offered) < len(CATALOG)
+    assert set(offered) == {entry.name for entry in CATALOG if entry.offer is Offer.COMPACT}
+    assert "More tools" not in request["messages"][0]["content"]
     assert request["max_tokens"] == 1024  # a quarter of the context
     check = next(t for t in request["tools"] if t["function"]["name"] == "config_check")["function"]["parameters"]
     assert "description" in check["properties"]["path"] and "description" not in check["properties"]["kind"]
@@ -184,3 +185,22 @@ def test_a_server_that_streams_nothing_is_asked_without_streaming(tmp_path):
         agent.send("hi again")
     assert [e["text"] for e in recorder.of_type("assistant")] == ["whole", "whole"]
     assert [bool(r.get("stream")) for r in server.requests] == [True, False, False]
+
+
+def test_a_tool_offered_by_name_is_named_in_the_prompt_and_its_schema_follows_its_first_call(tmp_path):
+    shutil.copy(CONFIG, tmp_path / "rl.toml")
+    script = scripted(call("config_restore", path="rl.toml"), Reply("nothing to restore"))
+    with ScriptedOpenAIServer(script) as server:
+        recorder = Recorder()
+        agent = make_agent(tmp_path, server.base_url, EVERY_TOOL, recorder)
+        start_conversation(agent)
+        agent.send("undo your last edit of rl.toml")
+    first, second = server.requests
+    by_name = {entry.name for entry in CATALOG if entry.offer is Offer.BY_NAME}
+    assert by_name and not by_name & {t["function"]["name"] for t in first["tools"]}
+    assert "config_restore(path): Put back" in first["messages"][0]["content"]
+    assert "config_restore" in {t["function"]["name"] for t in second["tools"]}
+    [result] = recorder.of_type("tool_result")
+    assert result["name"] == "config_restore"  # it ran like any other tool
+    # The line is sent, never stored: the transcript's system prompt is the playbook's alone.
+    assert "More tools" not in agent.session.messages()[0]["content"]

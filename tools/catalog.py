@@ -28,6 +28,14 @@ class Shows(StrEnum):
     REPORT = "report"  # the four-part report, shown whole
 
 
+class Offer(StrEnum):
+    """How a tool is offered to a language model; a person's slash commands reach every tool."""
+
+    COMPACT = "compact"  # in every tool set, the compact one for a small context too: the playbook's path
+    DEFAULT = "default"  # its schema goes with every request
+    BY_NAME = "by-name"  # named in a line of the system prompt; its schema goes once the model calls it
+
+
 class Evidence(StrEnum):
     """What the report takes from a recorded result."""
 
@@ -69,9 +77,7 @@ class ToolEntry:
     # "module:function" a chat runs for the slash command instead, in the background of the conversation
     background: str | None = None
     resource: Resource | None = None
-    # In the compact tool set a model with a small context gets: the playbook's path from a first
-    # check to a report. The rest stay reachable by slash command.
-    compact: bool = False
+    offer: Offer = Offer.DEFAULT
 
     @property
     def confirms(self) -> bool:
@@ -87,7 +93,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Which parts of the training stack are installed and what they can do.",
         slash="/stack",
         resource=Resource("stack", "The user's installed stack: versions, what works, the config dialect to write."),
-        compact=True,
+        offer=Offer.COMPACT,
     ),
     ToolEntry(
         "config_check",
@@ -98,7 +104,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         slash="/check", evidence=Evidence.CHECK,
         resource=Resource("config-check/{+path}", "A training config's check: its kind, era and findings with fixes "
                           "(path inside the workspace)."),
-        compact=True,
+        offer=Offer.COMPACT,
     ),
     ToolEntry(
         "config_set",
@@ -115,6 +121,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.LOCAL_WRITE,
         "Rewrite a config for another dialect, listing every rename and every key left for you to redo.",
         slash="/migrate", reportable=True, evidence=Evidence.EDIT,
+        offer=Offer.BY_NAME,
     ),
     ToolEntry(
         "config_tune",
@@ -123,7 +130,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.LOCAL_WRITE,
         "Propose the playbook's hyperparameter deltas for a config, each with its reason; --apply writes them.",
         slash="/tune", reportable=True, evidence=Evidence.PROPOSAL,
-        compact=True,
+        offer=Offer.COMPACT,
     ),
     ToolEntry(
         "config_restore",
@@ -132,6 +139,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.LOCAL_WRITE,
         "Put back the version of a config from before the last rlpilot edit.",
         slash="/restore", evidence=Evidence.EDIT,
+        offer=Offer.BY_NAME,
     ),
     ToolEntry(
         "diagnose",
@@ -142,7 +150,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         slash="/diagnose", reportable=True, shows=Shows.CURVES, evidence=Evidence.RUN,
         resource=Resource("diagnosis/{+source}", "A run's diagnosis: what is going wrong, from when, the deltas and "
                           "stop conditions (a hosted run id, a run folder or a metrics file)."),
-        compact=True,
+        offer=Offer.COMPACT,
     ),
     ToolEntry(
         "eval_run",
@@ -152,7 +160,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Smoke-eval an environment with a model (local vf-eval or prime-rl's `uv run eval`, or hosted), "
         "then summarize its rewards.",
         slash="/eval", reportable=True, evidence=Evidence.EVAL, preview="tools.evals.run:eval_plan",
-        compact=True,
+        offer=Offer.COMPACT,
     ),
     ToolEntry(
         "env_check",
@@ -161,7 +169,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Check an environment before spending a model: gold/no-op validation, reward shortcuts, services.",
         slash="/envcheck",
-        compact=True,
+        offer=Offer.COMPACT,
     ),
     ToolEntry(
         "eval_summarize",
@@ -170,7 +178,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Summarize an eval run's rewards per example group and judge whether it is ready for RL.",
         slash="/summarize", reportable=True, evidence=Evidence.EVAL,
-        compact=True,
+        offer=Offer.COMPACT,
     ),
     ToolEntry(
         "eval_samples",
@@ -203,7 +211,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.EXTERNAL,
         "Check an environment package and push it to the Hub with the visibility the user chose.",
         slash="/push", confirm=False, preview="tools.envs.hub:push_preview",
-        compact=True,
+        offer=Offer.COMPACT,
     ),
     ToolEntry(
         "train_launch",
@@ -212,7 +220,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.EXTERNAL,
         "Check a training config and launch it on Hosted Training, local GPUs or SLURM, after the user confirms.",
         slash="/train", reportable=True,
-        compact=True,
+        offer=Offer.COMPACT,
     ),
     ToolEntry(
         "train_status",
@@ -221,7 +229,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Where a training run stands: running or not, last step, latest reward and other metrics.",
         slash="/status", shows=Shows.CURVES,
-        compact=True,
+        offer=Offer.COMPACT,
     ),
     ToolEntry(
         "train_metrics",
@@ -230,6 +238,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "Fetch a run's metrics (saved for `diagnose`) and their latest values.",
         slash="/metrics", shows=Shows.CURVES,
+        offer=Offer.BY_NAME,
     ),
     ToolEntry(
         "train_logs",
@@ -238,6 +247,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "The last lines of a run's logs (orchestrator, trainer, inference or env-server).",
         slash="/logs",
+        offer=Offer.BY_NAME,
     ),
     ToolEntry(
         "train_stop",
@@ -262,6 +272,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "A hosted run's spend so far, per step, and projected at max_steps.",
         slash="/usage", evidence=Evidence.SPEND,
+        offer=Offer.BY_NAME,
     ),
     ToolEntry(
         "train_rollouts",
@@ -278,6 +289,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "A hosted run's parts and their status.",
         slash="/components",
+        offer=Offer.BY_NAME,
     ),
     ToolEntry(
         "train_restart",
@@ -286,6 +298,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.EXTERNAL,
         "Restart a running hosted run from its latest checkpoint.",
         slash="/restart",
+        offer=Offer.BY_NAME,
     ),
     ToolEntry(
         "train_eval",
@@ -293,6 +306,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.training.serve:train_eval",
         Effect.EXTERNAL,
         "Serve a local checkpoint, smoke-eval it with `eval run`, then stop the server.",
+        offer=Offer.BY_NAME,
     ),
     ToolEntry(
         "train_checkpoints",
@@ -301,6 +315,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.READ,
         "A run's checkpoints: step, status and where they are.",
         slash="/checkpoints",
+        offer=Offer.BY_NAME,
     ),
     ToolEntry(
         "train_pause",
@@ -308,6 +323,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.training.runs:train_pause",
         Effect.EXTERNAL,
         "Pause a hosted run at a checkpoint and release its GPUs (it resumes as a new run).",
+        offer=Offer.BY_NAME,
     ),
     ToolEntry(
         "train_resume",
@@ -315,6 +331,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.training.runs:train_resume",
         Effect.EXTERNAL,
         "Resume a paused hosted run from its checkpoint, as a new run.",
+        offer=Offer.BY_NAME,
     ),
     ToolEntry(
         "metrics_plot",
@@ -323,6 +340,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.LOCAL_WRITE,
         "Draw a run's main curves (reward, entropy, length, KL, grad norm) to a PNG file.",
         slash="/plot", shows=Shows.IMAGE,
+        offer=Offer.BY_NAME,
     ),
     ToolEntry(
         "report",
@@ -332,7 +350,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "The session's four-part report: deltas applied, why, observed metrics, next step and stop conditions.",
         slash="/report", shows=Shows.REPORT,
         resource=Resource("report", "This session's four-part report, from what the tools recorded."),
-        compact=True,
+        offer=Offer.COMPACT,
     ),
 )
 

@@ -42,7 +42,7 @@ class StackInput(BaseModel):
     prime_rl: Annotated[
         Path | None,
         Arg(metavar="PATH"),
-        Field(description="A prime-rl checkout (default: RLPILOT_PRIME_RL, then the current directory)."),
+        Field(description="Default: RLPILOT_PRIME_RL, else here."),
     ] = None
 
 

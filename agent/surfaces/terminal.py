@@ -50,7 +50,6 @@ from tools.contract import Context
 from tools.errors import BadInput
 from tools.workspace import rlpilot_home
 
-
 # A streamed reply's block still arriving is redrawn at most this often (seconds).
 REDRAW_S = 0.05
 

@@ -80,7 +80,7 @@ class CheckInput(BaseModel):
     kind: Annotated[Kind | None, Field(description="Default: from its keys.")] = None
     target: Annotated[Target | None, Field(description="What that target rejects becomes an error.")] = None
     prime_rl: Annotated[Path | None, Arg(metavar="PATH"), Field(
-        description="A prime-rl checkout whose config classes also judge it (default: `stack`'s).")] = None
+        description="A prime-rl checkout to judge it too.")] = None
     # Installing prime-rl-configs from git runs code from elsewhere: only a person asks for it.
     schema_ref: Annotated[str | None, Arg(flag="--schema", metavar="PATH|REF", user_decision=True), Field(
         description="Validate with prime-rl-configs from this folder, or installed at a git ref of prime-rl.")] = None

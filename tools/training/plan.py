@@ -87,7 +87,7 @@ class LaunchInput(BaseModel):
     target: Annotated[Target, Arg(choice_flags=True),
                       Field(description="hosted: Hosted Training; local: these GPUs; slurm: this SLURM cluster.")]
     prime_rl: Annotated[Path | None, Arg(metavar="PATH"),
-                        Field(description="prime-rl checkout, local/SLURM (default: RLPILOT_PRIME_RL).")] = None
+                        Field(description="Local or SLURM: a prime-rl checkout.")] = None
     stage: Annotated[Stage | None, Field(description="proof: 2 steps, smoke: 10, full: as written.")] = None
     yes: Annotated[bool, Arg(user_decision=True), Field(description="Launch (the user confirmed the summary).")] = False
     binding: Annotated[str | None, Arg(cli_only=True),
