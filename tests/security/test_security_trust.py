@@ -268,7 +268,8 @@ def test_a_model_cannot_edit_rlpilots_trust_files_nor_clobber_with_a_plot(tmp_pa
               call("metrics_plot", source="metrics.jsonl", output="module.py"),
               call("config_set", path="ro.toml", changes={"max_steps": 3}),
               call("metrics_plot", source="metrics.jsonl", output="curves.png"),
-              call("metrics_plot", source="metrics.jsonl", output="curves.png"), Reply("done")]
+              # another plot over its own first one (the same call again would not run: its result stands)
+              call("metrics_plot", source="metrics.jsonl", output="curves.png", series=["reward_mean"]), Reply("done")]
     state = tmp_path / "state"
     env = prime_env(tmp_path / "home", RLPILOT_HOME=str(state))
     with ScriptedOpenAIServer(lambda request: script.pop(0) if script else Reply("")) as model:
