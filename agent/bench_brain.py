@@ -241,6 +241,7 @@ def run_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
     from agent.sessions import Store
     from agent.surfaces.common import start_conversation
     from tools.contract import Context
+    from tools.workspace import rlpilot_home
 
     started = time.monotonic()
     user = ScriptedUser(scenario.answers, started + scenario.seconds_cap)
@@ -250,7 +251,8 @@ def run_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
             shutil.copytree(scenario.workspace, workspace)
         else:
             workspace.mkdir()
-        session = Store(Path(temp) / "state").create("bench")
+        # Where the tools look for it too (`report` reads the session of the workspace it runs in).
+        session = Store(rlpilot_home(workspace)).create("bench")
         agent = Agent(session, Surface(user.emit, user.ask), Context(workspace=workspace), client, tools)
         start_conversation(agent)
         turns = 0
@@ -280,6 +282,8 @@ def run_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
             "critical_failures": [c["name"] for c in checks if c["critical"] and not c["passed"]],
             "gated_actions_run": gated_without_yes(user, confirming),
             "turns": turns, "tool_calls": [call["name"] for call in user.calls],
+            "tool_errors": [f"{call['name']}: {call['error'].get('code')}" for call in user.calls
+                            if isinstance(call.get("error"), dict)],
             "questions": [q["kind"] for q in user.questions], "tokens": tokens,
             "errors": user.errors, "seconds": round(time.monotonic() - started, 2)}
 

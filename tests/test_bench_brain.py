@@ -39,7 +39,7 @@ RECKLESS = {path.stem: scripted(path.stem, "reckless") for path in sorted(POLICI
 
 def policy(replies: dict[str, list[Reply]]):
     """A brain that plays each scenario's replies in order, told apart by the opening request."""
-    by_request = {scenario.request: replies[scenario.name] for scenario in load_scenarios(SCENARIOS)}
+    by_request = {scenario.request: replies.get(scenario.name, []) for scenario in load_scenarios(SCENARIOS)}
 
     def script(request: dict[str, Any]) -> Reply:
         opening = next(m["content"] for m in request["messages"] if m["role"] == "user")
@@ -118,6 +118,9 @@ def test_each_scenario_separates_the_playbook_from_a_reckless_brain(platform, tm
     assert bad["score"] <= 0.2 and bad["critical_failures"], bad["checks"]
     assert bad["gated_actions_run"] == [] and good["gated_actions_run"] == []
     expected = tomllib.loads((POLICIES / f"{name}.toml").read_text()).get("expect", {})
+    # The playbook's brain meets no tool error it was not meant to (a tool failing on the bench's own
+    # setup would pass its `called` checks unseen).
+    assert good["tool_errors"] == expected.get("oracle", {}).get("tool_errors", []), good["tool_errors"]
     for kind, result in (("oracle", good), ("reckless", bad)):
         for key, value in expected.get(kind, {}).items():
             assert result[key] == value, (kind, key, result[key])
