@@ -332,11 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["PRIME_API_BASE_URL"] = platform
     client = model_client(endpoint, workspace, stream=True)
     tools = available_tools()
-    results = []
-    for number, scenario in enumerate(scenarios, start=1):
-        if not options.json:
-            print(f"[{number}/{len(scenarios)}] {scenario.name} ...", file=sys.stderr, flush=True)
-        results.append(run_scenario(scenario, client, tools))
+    results = run_all(scenarios, client, tools, quiet=options.json)
     total = round(sum(r["score"] for r in results) / len(results), 3)
     if options.json:
         print(json.dumps({"model": endpoint.model, "base_url": endpoint.base_url, "platform": platform,
@@ -344,6 +340,32 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(render(results, total, endpoint.model))
     return 0
+
+
+def run_all(scenarios: list[Scenario], client, tools, quiet: bool) -> list[dict[str, Any]]:
+    """Every scenario in turn, each one's score shown as it finishes: under a progress bar on a
+    terminal, one line each in a log."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    live = console.is_terminal and not quiet
+    results = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True, disable=not live) as progress:
+        bar = progress.add_task("", total=len(scenarios))
+        for number, scenario in enumerate(scenarios, start=1):
+            progress.update(bar, description=scenario.name)
+            result = run_scenario(scenario, client, tools)
+            results.append(result)
+            progress.advance(bar)
+            if not quiet:
+                line = f"[{number}/{len(scenarios)}] {scenario.name}: {result['score']:.2f} ({result['seconds']:.1f} s)"
+                if live:
+                    progress.console.print(line, highlight=False)
+                else:
+                    print(line, file=sys.stderr, flush=True)
+    return results
 
 
 def render(results: list[dict[str, Any]], total: float, model: str) -> str:

@@ -151,6 +151,45 @@ def test_the_table_names_each_check(platform, tmp_path):
     assert "stale-prime-lab-setup" in done.stdout and "FAIL" in done.stdout and "says it is gone" in done.stdout
     # It called no tool, so the one check it passed (it launched nothing) scores nothing.
     assert "this scores nothing" in done.stdout and "score 0.00 over 1 scenario(s)" in done.stdout
+    assert "[1/1] stale-prime-lab-setup: 0.00" in done.stderr  # each score as it finishes, in a log
+
+
+def test_on_a_terminal_a_progress_bar_runs_above_the_scores(platform, tmp_path):
+    import os
+    import pty
+    import subprocess
+    import threading
+
+    from eval_support import RLPILOT
+
+    api, env = platform
+    main, follower = pty.openpty()
+    shown: list[bytes] = []
+
+    def drain() -> None:  # read as it comes: a full terminal buffer would stall the bench
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # every writer closed
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    with ScriptedOpenAIServer(policy(ORACLE)) as server:
+        done = subprocess.run([str(RLPILOT), "bench", "brain", "--base-url", server.base_url, "--model", "m",
+                               "--only", *FAST[:2]], cwd=tmp_path, env=env | {"COLUMNS": "100"},
+                              stdout=subprocess.PIPE, stderr=follower, text=True, timeout=300)
+    os.close(follower)
+    reader.join(timeout=10)
+    os.close(main)
+    assert done.returncode == 0 and "score 1.00 over 2 scenario(s)" in done.stdout
+    text = b"".join(shown).decode(errors="replace")
+    assert "2/2" in text and "━" in text, text[-2000:]  # the bar, with how many are done
+    first, second = sorted(FAST[:2])  # scenarios run in name order
+    assert f"[1/2] {first}: 1.00" in text and f"[2/2] {second}: 1.00" in text, repr(text[-2000:])
 
 
 def test_no_model_named_is_a_usage_error(tmp_path):

@@ -5,6 +5,8 @@ Both `stack` and config detection (which dialect a checkout pins) use these prob
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -33,11 +35,23 @@ def cli_version(program: str, argv: list[str], environ: dict[str, str]) -> Packa
     path = process.which(program, environ)
     if not path:
         return None
-    outcome = process.run([path, *argv], env=environ, timeout=60)
-    match = re.search(r"(\d+\.\d+(?:\.\d+)?\S*)", outcome.stdout)
-    if not outcome.ok or not match:
+    try:
+        stat = os.stat(path)
+    except OSError:
         return None
-    return Package(version=match.group(1), path=path)
+    version = _version_of(path, (stat.st_mtime_ns, stat.st_size), tuple(argv), tuple(sorted(environ.items())))
+    return Package(version=version, path=path) if version else None
+
+
+@functools.lru_cache(maxsize=64)
+def _version_of(path: str, signature: tuple[int, int], argv: tuple[str, ...],
+                environ: tuple[tuple[str, str], ...]) -> str | None:
+    """Asked once per program file: starting a CLI costs half a second, and a long session (or the
+    brain bench's every scenario) asks again and again. An upgrade rewrites the file, which changes
+    its signature and asks anew."""
+    outcome = process.run([path, *argv], env=dict(environ), timeout=60)
+    match = re.search(r"(\d+\.\d+(?:\.\d+)?\S*)", outcome.stdout)
+    return match.group(1) if outcome.ok and match else None
 
 
 def find_prime_rl(explicit: Path | None, workspace: Path, environ: dict[str, str]) -> PrimeRL | None:
