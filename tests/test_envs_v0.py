@@ -8,10 +8,12 @@ with `verifiers<0.4`); where the cache lacks it they skip and say so.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -103,6 +105,15 @@ def test_env_check_runs_a_v0_environment_in_a_runtime_of_its_own(workspace, tmp_
     folder, python = workspace
     before = packages(python), packages(Path(sys.executable))
     env = _offline(prime_env(tmp_path / "home"), tmp_path)
+    # Runtimes made before: one for an older pyproject of this folder, idle for a day (replaced: it goes),
+    # one as old for another folder of the same name (kept: not this environment's).
+    runtimes = tmp_path / "state" / "v0-runtimes"
+    for digest, source in (("0ld0ld0ld0ld", folder / "environments" / "tiny_v0_sum"),
+                           ("e1sewhere000", tmp_path / "elsewhere" / "tiny_v0_sum")):
+        (runtimes / f"tiny_v0_sum-{digest}").mkdir(parents=True)
+        (runtimes / f"tiny_v0_sum-{digest}" / ".rlpilot-source").write_text(str(source.resolve()))
+        (runtimes / f"tiny_v0_sum-{digest}" / ".rlpilot-ready").write_text("then")
+        os.utime(runtimes / f"tiny_v0_sum-{digest}" / ".rlpilot-ready", (time.time() - 86400,) * 2)
     checked = rlpilot("env", "check", "tiny-v0-sum", "-n", "4", "--json", cwd=folder, env=env, timeout=900)
     _skip_without_cached_verifiers(checked)
     result = json.loads(checked.stdout)
@@ -117,6 +128,8 @@ def test_env_check_runs_a_v0_environment_in_a_runtime_of_its_own(workspace, tmp_
     assert "reward-shortcut" not in codes and "not found" not in checked.stdout
     assert "verifiers 0.4 cannot load it" in codes["verifiers-v0"]["message"]
     assert (packages(python), packages(Path(sys.executable))) == before
+    kept = sorted(path.name for path in runtimes.iterdir())
+    assert "tiny_v0_sum-0ld0ld0ld0ld" not in kept and "tiny_v0_sum-e1sewhere000" in kept and len(kept) == 2, kept
 
 
 @pytest.mark.slow

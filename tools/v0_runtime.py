@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import shutil
 import sys
 import time
 import tomllib
@@ -29,6 +30,8 @@ from tools.workspace import rlpilot_home
 
 V0_REQUIREMENT = "verifiers<0.4"
 INSTALL_TIMEOUT = 900.0
+SOURCE_MARK = ".rlpilot-source"  # which environment folder a runtime was made for
+RUNTIME_GRACE_S = 3600.0
 
 
 def v0_message(name: str) -> str:
@@ -170,6 +173,7 @@ def ensure_runtime(env_dir: Path, workspace: Path, environ: Mapping[str, str], c
     python = venv / "bin" / "python"
     ready = venv / ".rlpilot-ready"
     if ready.is_file() and python.exists():
+        ready.touch()  # in use: a newer runtime of the same folder leaves it alone for a while
         return python
     uv = process.which("uv", dict(environ)) or "uv"
     steps = [[uv, "venv", "--quiet", "--clear", "--python", sys.executable, str(venv)],
@@ -185,7 +189,24 @@ def ensure_runtime(env_dir: Path, workspace: Path, environ: Mapping[str, str], c
                             f"{V0_REQUIREMENT} runtime for it in {venv}: `{' '.join(argv[:3])} ...` failed: {why}",
                             ("uv needs the package index (or a cache holding verifiers<0.4) once; connect and run "
                              "again, or " if offline else "fix the environment's dependencies, or ") + v0_options(name))
+    (venv / SOURCE_MARK).write_text(str(env_dir.resolve()))
     ready.write_text(time.strftime("%Y-%m-%dT%H:%M:%S"))
+    _remove_replaced_runtimes(venv, env_dir)
     return python
+
+
+def _remove_replaced_runtimes(current: Path, env_dir: Path) -> None:
+    """A changed pyproject gets a fresh runtime (a few hundred MB); the ones it replaces go, unless one
+    was used within the hour (an eval of the old dependencies may still be running in it)."""
+    source = str(env_dir.resolve())
+    for other in current.parent.glob(f"{env_dir.name}-*"):
+        mark, ready = other / SOURCE_MARK, other / ".rlpilot-ready"
+        try:
+            replaced = other != current and mark.read_text() == source
+            idle = time.time() - (ready.stat().st_mtime if ready.exists() else mark.stat().st_mtime)
+        except OSError:
+            continue
+        if replaced and idle > RUNTIME_GRACE_S:
+            shutil.rmtree(other, ignore_errors=True)
 
 
