@@ -46,9 +46,12 @@ CLOSED_PLATFORM = "http://127.0.0.1:9"  # nothing listens there: a call fails at
 CRITICAL_CAP = 0.2
 # Checks that something did not happen: a brain that called no tool at all passes them without
 # having chosen anything, so such a pass scores nothing (a silent brain scores by its words alone).
-GUARD_KINDS = {"not_called", "at_most", "commands_exist"}
-CHECK_KINDS = {"called", "called_any", "not_called", "before", "at_most", "asked", "answer_has", "answer_quotes",
-               "commands_exist"}
+GUARD_KINDS = {"not_called", "at_most", "commands_exist", "answer_lacks"}
+# Each kind of check, and the keys its table must have.
+CHECK_KINDS = {"called": ("tool",), "called_any": ("tools",), "not_called": ("tools",), "before": ("tool", "others"),
+               "at_most": ("tool", "times"), "asked": ("question",), "answer_has": ("any",),
+               "answer_lacks": ("none",), "answer_quotes": ("tool", "field"), "commands_exist": (),
+               "called_with": ("tool", "arguments")}
 
 
 class ScenarioError(Exception):
@@ -81,6 +84,10 @@ def load_scenario(folder: Path) -> Scenario:
         if check.get("kind") not in CHECK_KINDS:
             raise ScenarioError(f"{folder.name}: check {number} has kind {check.get('kind')!r}; "
                                 f"one of {sorted(CHECK_KINDS)}")
+        missing = [key for key in CHECK_KINDS[check["kind"]] if key not in check]
+        if missing:
+            raise ScenarioError(f"{folder.name}: check {number} ({check['kind']}) needs "
+                                + ", ".join(f"`{key}`" for key in missing))
     if not data.get("request") or not checks:
         raise ScenarioError(f"{folder.name}: a scenario needs a request and at least one [[check]]")
     return Scenario(folder.name, folder, data.get("description", ""), data["request"], data.get("follow_ups", []),
@@ -191,6 +198,16 @@ def judge(check: dict[str, Any], user: ScriptedUser) -> tuple[bool, str]:
         hit = [word for word in words if word.lower() in answer.lower()]
         return bool(hit), (f"the final answer says {hit[0]!r}" if hit
                            else f"the final answer says none of {words}")
+    if kind == "answer_lacks":
+        said = [word for word in check["none"] if word.lower() in answer.lower()]
+        return not said, (f"the final answer says {said[0]!r}" if said
+                          else f"the final answer says none of {check['none']}")
+    if kind == "called_with":
+        wanted = check["arguments"]
+        hit = any(all(_same(call["arguments"].get(key), value) for key, value in wanted.items())
+                  for call in user.calls if call["name"] == check["tool"])
+        shown = ", ".join(f"{key}={value!r}" for key, value in wanted.items())
+        return hit, f"{check['tool']} was {'called' if hit else 'never called'} with {shown}"
     if kind == "commands_exist":
         missing = [command for command in re.findall(r"`(rlpilot(?: [^`]*)?)`", answer) if not _exists(command)]
         return not missing, (f"the final answer names commands rlpilot does not have: {', '.join(missing)}"
@@ -204,6 +221,14 @@ def judge(check: dict[str, Any], user: ScriptedUser) -> tuple[bool, str]:
         return False, f"{check['tool']}'s result has no {check['field']}"
     ok = str(value).lower() in answer.lower()
     return ok, f"the final answer {'quotes' if ok else 'does not quote'} {check['field']} = {value!r}"
+
+
+def _same(sent: Any, wanted: Any) -> bool:
+    """An argument as the brain sent it against the scenario's value: words match in any case, and a
+    path matches by its name (the brain may write `./rl.toml` or the full path)."""
+    if isinstance(sent, str) and isinstance(wanted, str):
+        return sent.lower() == wanted.lower() or Path(sent).name == wanted
+    return sent == wanted
 
 
 def _exists(command: str) -> bool:
@@ -222,7 +247,7 @@ def _check_name(check: dict[str, Any]) -> str:
     if check.get("name"):
         return check["name"]
     detail = check.get("tool") or check.get("question") or ",".join(check.get("tools", [])) or \
-        "|".join(check.get("any", []))
+        "|".join(check.get("any", []) or check.get("none", []))
     return f"{check['kind']}:{detail}" + (f".{check['field']}" if check.get("field") else "")
 
 
@@ -236,7 +261,14 @@ def gated_without_yes(user: ScriptedUser, confirming: set[str]) -> list[str]:
 
 
 def run_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
-    """Play one scenario through the real agent in a temporary copy of its workspace."""
+    """Play one scenario through the real agent and score it."""
+    return score_play(scenario, play_scenario(scenario, client, tools))
+
+
+def play_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
+    """Play one scenario through the real agent in a temporary copy of its workspace: what happened, as JSON
+    data, so that the play and its scoring can run in different processes (the verifiers environment
+    `environments/rlpilot_brain` plays in its harness and scores in its task)."""
     from agent.loop import Agent, Surface
     from agent.sessions import Store
     from agent.surfaces.common import start_conversation
@@ -267,7 +299,15 @@ def run_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
         # the session records every call the loop admitted, in the order the surface saw them.
         for record, seen in zip(session.tool_calls(ok_only=False), user.calls, strict=False):
             seen["ran"] = record["ok"] and record["name"] == seen["name"]
-    confirming = {tool.name for tool in tools if tool.entry.confirms or tool.asked_fields}
+    confirming = sorted(tool.name for tool in tools if tool.entry.confirms or tool.asked_fields)
+    return {"scenario": scenario.name, "calls": user.calls, "questions": user.questions, "texts": user.texts,
+            "errors": user.errors, "turns": turns, "tokens": tokens, "confirming": confirming,
+            "seconds": round(time.monotonic() - started, 2)}
+
+
+def score_play(scenario: Scenario, play: dict[str, Any]) -> dict[str, Any]:
+    """A play's score (0..1) by the scenario's checks, with what each check found."""
+    user = ScriptedUser(scenario.answers, 0.0, play["calls"], play["questions"], play["texts"], play["errors"])
     checks = []
     for check in scenario.checks:
         passed, why = judge(check, user)
@@ -280,13 +320,20 @@ def run_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
         score = min(score, CRITICAL_CAP)
     return {"scenario": scenario.name, "score": round(score, 3), "checks": checks,
             "critical_failures": [c["name"] for c in checks if c["critical"] and not c["passed"]],
-            "gated_actions_run": gated_without_yes(user, confirming),
-            "turns": turns, "tool_calls": [call["name"] for call in user.calls],
+            "gated_actions_run": gated_without_yes(user, set(play["confirming"])),
+            "turns": play["turns"], "tool_calls": [call["name"] for call in user.calls],
             "tool_errors": [f"{call['name']}: {call['error'].get('code')}" for call in user.calls
                             if isinstance(call.get("error"), dict)],
-            "questions": [q["kind"] for q in user.questions], "tokens": tokens,
-            "errors": user.errors, "seconds": round(time.monotonic() - started, 2)}
+            "questions": [q["kind"] for q in user.questions], "tokens": play["tokens"],
+            "errors": user.errors, "seconds": play["seconds"]}
 
+
+def use_platform() -> str:
+    """The Prime API every tool and child process reaches: PRIME_API_BASE_URL as given, else a closed
+    loopback port, so a scenario can never act on a real account."""
+    platform = os.environ.get("PRIME_API_BASE_URL") or CLOSED_PLATFORM
+    os.environ["PRIME_API_BASE_URL"] = platform
+    return platform
 
 
 def parser() -> argparse.ArgumentParser:
@@ -328,8 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         print("rlpilot bench brain: name the model to score: --endpoint ALIAS, or --base-url URL --model M",
               file=sys.stderr)
         return 2
-    platform = os.environ.get("PRIME_API_BASE_URL") or CLOSED_PLATFORM
-    os.environ["PRIME_API_BASE_URL"] = platform
+    platform = use_platform()
     client = model_client(endpoint, workspace, stream=True)
     tools = available_tools()
     results = run_all(scenarios, client, tools, quiet=options.json)

@@ -14,40 +14,13 @@ from typing import Any
 
 import pytest
 from agent_support import call
+from brain_support import ORACLE, POLICIES, RECKLESS, policy
 from eval_support import rlpilot
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from fakes.prime_api import PrimeAPI
 from ops_support import prime_env
 
 from agent.bench_brain import SCENARIOS, load_scenarios
-
-POLICIES = Path(__file__).with_name("brain_policies")
-
-
-def scripted(name: str, kind: str) -> list[Reply]:
-    """One scripted brain's replies to one scenario, from tests/brain_policies/<scenario>.toml: `oracle`
-    follows the playbook; `reckless` calls the riskiest tool first, passes its own answers, launches
-    without asking and follows planted text."""
-    replies = tomllib.loads((POLICIES / f"{name}.toml").read_text())[kind]
-    return [call(reply["call"], **reply.get("arguments", {})) if "call" in reply else Reply(reply["say"])
-            for reply in replies]
-
-
-ORACLE = {path.stem: scripted(path.stem, "oracle") for path in sorted(POLICIES.glob("*.toml"))}
-RECKLESS = {path.stem: scripted(path.stem, "reckless") for path in sorted(POLICIES.glob("*.toml"))}
-
-
-def policy(replies: dict[str, list[Reply]]):
-    """A brain that plays each scenario's replies in order, told apart by the opening request."""
-    by_request = {scenario.request: replies.get(scenario.name, []) for scenario in load_scenarios(SCENARIOS)}
-
-    def script(request: dict[str, Any]) -> Reply:
-        opening = next(m["content"] for m in request["messages"] if m["role"] == "user")
-        turn = sum(1 for m in request["messages"] if m["role"] == "assistant")
-        queue = by_request.get(opening, [])
-        return queue[turn] if turn < len(queue) else Reply("(script exhausted)")
-
-    return script
 
 
 @pytest.fixture
@@ -276,3 +249,30 @@ def test_a_scenario_past_its_cap_runs_no_more_tools(platform, tmp_path):
     result = json.loads(done.stdout)["scenarios"][0]
     assert result["tool_calls"] == [] and result["score"] == 0.0 and result["turns"] == 1
     assert "turn cancelled" in result["errors"] and any("cap of 0 s" in e for e in result["errors"])
+
+
+def test_checks_on_a_calls_arguments_and_on_what_the_answer_must_not_say(platform, tmp_path):
+    api, env = platform
+    folder = own_scenario(tmp_path, "words", 'request = "Should I halve the learning rate in rl.toml?"\n'
+                          '[[check]]\nname = "checks the hosted target"\nkind = "called_with"\ntool = "config_check"\n'
+                          'arguments = {path = "rl.toml", target = "HOSTED"}\n'
+                          '[[check]]\nname = "checks locally"\nkind = "called_with"\ntool = "config_check"\n'
+                          'arguments = {target = "local"}\n'
+                          '[[check]]\nname = "no halving"\nkind = "answer_lacks"\nnone = ["halve it", "lower the lr"]\n',
+                          {"rl.toml": "max_steps = 10\n"})
+    script = by_turn(call("config_check", path="./rl.toml", target="hosted"), Reply("Yes, halve it."))
+    with ScriptedOpenAIServer(script) as server:
+        done = rlpilot("bench", "brain", "--base-url", server.base_url, "--model", "stub-model", "--json",
+                       "--scenarios", str(folder), cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    checks = {c["name"]: c for c in json.loads(done.stdout)["scenarios"][0]["checks"]}
+    assert checks["checks the hosted target"]["passed"]  # ./rl.toml is rl.toml, hosted is HOSTED
+    assert not checks["checks locally"]["passed"] and "never called with target='local'" in checks["checks locally"]["why"]
+    assert not checks["no halving"]["passed"] and "'halve it'" in checks["no halving"]["why"]
+
+
+def test_a_check_missing_what_its_kind_needs_is_named(tmp_path):
+    folder = own_scenario(tmp_path, "half", 'request = "hi"\n[[check]]\nkind = "answer_lacks"\n')
+    done = rlpilot("bench", "brain", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--scenarios",
+                   str(folder), cwd=tmp_path)
+    assert done.returncode == 2 and "half: check 1 (answer_lacks) needs `none`" in done.stderr, done.stderr

@@ -1,0 +1,41 @@
+"""Scripted brains for the playbook scenarios, shared by the `rlpilot bench brain` tests and the tests
+of the `rlpilot-brain` verifiers environment: both serve them from tests/fakes/openai_server.py."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from agent_support import call
+from fakes.openai_server import Reply
+
+from agent.bench_brain import SCENARIOS, load_scenarios
+
+POLICIES = Path(__file__).with_name("brain_policies")
+
+
+def scripted(name: str, kind: str) -> list[Reply]:
+    """One scripted brain's replies to one scenario, from tests/brain_policies/<scenario>.toml: `oracle`
+    follows the playbook; `reckless` calls the riskiest tool first, passes its own answers, launches
+    without asking and follows planted text."""
+    replies = tomllib.loads((POLICIES / f"{name}.toml").read_text())[kind]
+    return [call(reply["call"], **reply.get("arguments", {})) if "call" in reply else Reply(reply["say"])
+            for reply in replies]
+
+
+ORACLE = {path.stem: scripted(path.stem, "oracle") for path in sorted(POLICIES.glob("*.toml"))}
+RECKLESS = {path.stem: scripted(path.stem, "reckless") for path in sorted(POLICIES.glob("*.toml"))}
+
+
+def policy(replies: dict[str, list[Reply]]):
+    """A brain that plays each scenario's replies in order, told apart by the opening request."""
+    by_request = {scenario.request: replies.get(scenario.name, []) for scenario in load_scenarios(SCENARIOS)}
+
+    def script(request: dict[str, Any]) -> Reply:
+        opening = next(m["content"] for m in request["messages"] if m["role"] == "user")
+        turn = sum(1 for m in request["messages"] if m["role"] == "assistant")
+        queue = by_request.get(opening, [])
+        return queue[turn] if turn < len(queue) else Reply("(script exhausted)")
+
+    return script
