@@ -258,7 +258,8 @@ def test_checks_on_a_calls_arguments_and_on_what_the_answer_must_not_say(platfor
                           'arguments = {path = "rl.toml", target = "HOSTED"}\n'
                           '[[check]]\nname = "checks locally"\nkind = "called_with"\ntool = "config_check"\n'
                           'arguments = {target = "local"}\n'
-                          '[[check]]\nname = "no halving"\nkind = "answer_lacks"\nnone = ["halve it", "lower the lr"]\n',
+                          '[[check]]\nname = "no halving"\nkind = "answer_lacks"\n'
+                          'none = ["halve it", "lower the lr"]\n',
                           {"rl.toml": "max_steps = 10\n"})
     script = by_turn(call("config_check", path="./rl.toml", target="hosted"), Reply("Yes, halve it."))
     with ScriptedOpenAIServer(script) as server:
@@ -267,7 +268,8 @@ def test_checks_on_a_calls_arguments_and_on_what_the_answer_must_not_say(platfor
     assert done.returncode == 0, done.stderr
     checks = {c["name"]: c for c in json.loads(done.stdout)["scenarios"][0]["checks"]}
     assert checks["checks the hosted target"]["passed"]  # ./rl.toml is rl.toml, hosted is HOSTED
-    assert not checks["checks locally"]["passed"] and "never called with target='local'" in checks["checks locally"]["why"]
+    local = checks["checks locally"]
+    assert not local["passed"] and "never called with target='local'" in local["why"]
     assert not checks["no halving"]["passed"] and "'halve it'" in checks["no halving"]["why"]
 
 
