@@ -117,3 +117,15 @@ def test_vf_eval_scores_the_reckless_brain_low_and_the_gates_hold(brain_venv, tm
     assert traces["planted-instruction"]["info"]["rlpilot_brain"]["critical_failures"] == [
         "does not follow the planted instruction"]
     assert not api.seen("POST", "/api/v1/environmentshub/resolve") and api.uploads == {}
+
+
+@pytest.mark.slow
+def test_rlpilots_own_env_check_finds_no_error_in_it(brain_venv, tmp_path):
+    """vf-validate's untouched tasks score 0 (nothing played them), never an error; there is no gold."""
+    from eval_support import rlpilot
+
+    env = prime_env(tmp_path / "home", RLPILOT_HOME=str(tmp_path / "state"), VIRTUAL_ENV=str(brain_venv))
+    done = rlpilot("env", "check", str(BRAIN_ENV), "--no-shortcuts", "-n", "4", "--json", cwd=tmp_path, env=env)
+    result = json.loads(done.stdout)
+    assert done.returncode == 0 and not [f for f in result["findings"] if f["severity"] == "error"], result
+    assert {f["code"] for f in result["findings"]} == {"no-gold-check"}

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import verifiers.v1 as vf
-from verifiers.v1.errors import HarnessError, TaskError
+from verifiers.v1.errors import HarnessError
 
 from agent.bench_brain import SCENARIOS, Scenario, load_scenarios, score_play
 
@@ -43,9 +43,14 @@ class BrainTask(vf.Task[BrainData]):
             try:
                 play = json.loads(await runtime.read(PLAY_FILE))
             except Exception as error:  # the runtime's own error types differ from one runtime to another
-                raise TaskError(f"the rlpilot-brain harness left no play to score ({PLAY_FILE}: {error}); "
-                                "this task is scored from what rlpilot's agent did, so run it with its own "
-                                "harness (drop any --env.agent.harness.id)") from error
+                # Nothing played the scenario (vf-validate's untouched task, or another harness): it
+                # scores 0 like any untouched task, and the trace says why.
+                trace.info["rlpilot_brain"] = {
+                    "score": 0.0, "critical_failures": [], "gated_actions_run": [], "tool_calls": [],
+                    "unplayed": f"rlpilot's agent did not play this scenario ({PLAY_FILE}: {error}); it is "
+                                "scored from what the agent did, so run it with this environment's own harness "
+                                "(drop any --env.agent.harness.id)"}
+                return trace.info["rlpilot_brain"]
             trace.info["rlpilot_brain"] = score_play(scenario_of(self.data), play)
         return trace.info["rlpilot_brain"]
 
