@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -218,8 +220,73 @@ def test_rollback_snaps_to_the_checkpoint_interval_of_the_config(tmp_path):
     without = diagnose(DiagnoseInput(source=source), Context(workspace=tmp_path)).primary
     primary = diagnose(DiagnoseInput(source=source, config=config), Context(workspace=tmp_path)).primary
     assert without.checkpoint is False and without.rollback_step == without.at_step - 1
-    assert primary.checkpoint is True and primary.rollback_step == (without.at_step - 1) // 100 * 100
-    assert f"resume from the checkpoint at step {primary.rollback_step}" in primary.remedy
+    # The interval says where a checkpoint was due, not that the run kept it: the step, never "the checkpoint".
+    assert primary.checkpoint is False and primary.rollback_step == (without.at_step - 1) // 100 * 100
+    assert f"roll back to step {primary.rollback_step}, where `ckpt.interval` schedules a checkpoint" in primary.remedy
+    assert "resume from the checkpoint at" not in primary.remedy
+
+
+def test_an_oom_remedy_names_only_a_checkpoint_the_run_has(tmp_path):
+    """The interval said a checkpoint was due at step 300; the run folder held none, and the remedy said
+    "resume from the checkpoint at step 300" all the same."""
+    config = tmp_path / "rl.toml"
+    config.write_text(ONE_E6 + "[ckpt]\ninterval = 100\n")
+    bare = write(tmp_path / "bare", dataclasses.replace(scenario("oom"), checkpoint_every=None))
+    (bare / "checkpoints").mkdir()  # prime-rl's folder for them, empty: the run saved none
+    primary = diagnose(DiagnoseInput(source=bare, config=config), Context(workspace=tmp_path)).primary
+    assert (primary.code, primary.rollback_step, primary.checkpoint) == ("oom", None, False)
+    assert "resume from the checkpoint" not in primary.remedy and "restart from the start" in primary.remedy
+    # `keep_last` pruned all but the first: that one is named, not the 300 the interval schedules.
+    pruned = write(tmp_path / "pruned", scenario("oom"))  # checkpoints/step_100, step_200, step_300
+    for step in (200, 300):
+        shutil.rmtree(pruned / "checkpoints" / f"step_{step}")
+    primary = diagnose(DiagnoseInput(source=pruned, config=config), Context(workspace=tmp_path)).primary
+    assert (primary.rollback_step, primary.checkpoint) == (100, True)
+    assert "resume from the checkpoint at step 100" in primary.remedy
+    # A log of the run folder knows the checkpoints of the folder it lies in.
+    log = pruned / "logs" / "attempt_1" / "trainer.log"
+    primary = diagnose(DiagnoseInput(source=log), Context(workspace=tmp_path)).primary
+    assert (primary.code, primary.rollback_step, primary.checkpoint) == ("oom", 100, True)
+
+
+V09 = """\
+[trainer.optim]
+lr = 1e-6
+[orchestrator]
+batch_size = 128
+[orchestrator.train]
+group_size = 4
+[[orchestrator.train.source]]
+name = "reverse-text"
+"""
+
+
+@pytest.mark.parametrize("name", ["collapse-gradual", "entropy-collapse-plateau", "hacking-eval-diverges"])
+def test_difficulty_remedies_follow_only_a_difficulty_primary(tmp_path, name):
+    """Slow learning after a reward collapse was told to turn on difficulty filtering (and, after an entropy
+    collapse, to double the learning rate): the playbook's bin is slow learning *despite stability*."""
+    result = diagnose(DiagnoseInput(source=write(tmp_path, scenario(name))), Context(workspace=tmp_path))
+    slow = next(f for f in result.findings if f.code == "slow-learning")
+    assert result.primary.code != "slow-learning" and slow.deltas == []
+    difficulty = ("flat-reward", "saturated-reward", "slow-learning", "zero-advantage-dominant")
+    assert all(f.deltas == [] for f in result.findings if f.code in difficulty)
+    assert not any(d.key == "difficulty_filtering" or d.change == "double" and d.key == "learning_rate"
+                   for f in result.findings for d in f.deltas)
+    assert "difficulty_filtering" not in result.primary.remedy
+
+
+def test_difficulty_remedies_stay_where_difficulty_is_the_story(tmp_path):
+    alone = diagnose(DiagnoseInput(source=write(tmp_path / "slow", scenario("slow-steady"))), Context())
+    assert alone.primary.code == "slow-learning"
+    assert [d.key for d in alone.findings[0].deltas] == ["difficulty_filtering", "learning_rate"]
+    # v0.9 drops every zero-advantage sample, with no switch: filtering is on, so it is not proposed.
+    config = tmp_path / "rl.toml"
+    config.write_text(V09)
+    flat = diagnose(DiagnoseInput(source=write_jsonl(tmp_path / "m.jsonl", make_run(reward_mean=0.01)),
+                                  config=config), Context())
+    assert flat.config_dialect == "prime-rl-v0.9"
+    deltas = next(f for f in flat.findings if f.code == "flat-reward").deltas
+    assert [(d.key, d.from_, d.to) for d in deltas] == [("orchestrator.train.group_size", 4, 8)]
 
 
 def test_reward_hacking_points_at_the_rollouts_to_read(tmp_path):

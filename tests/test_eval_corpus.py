@@ -60,6 +60,9 @@ def test_two_values_other_than_0_and_1_are_binary_with_pass_at_k_and_filtering(t
 def test_two_values_inside_0_1_are_judged_binary_and_say_a_graded_reward_needs_more_examples(tmp_path):
     s = summarize(next(c for c in CASES if c.name == "two-values-0.2-0.9-hosted").writer(tmp_path / "run"))
     assert s.reward_kind == "binary"
+    # Too easy (3 of 4 groups all-pass): harder data, not filtering down to the one mixed group.
+    codes = [r.code for r in s.recommendations]
+    assert s.verdict == "too-easy" and "harder-data" in codes and "difficulty-filtering" not in codes
     assert any("every reward is 0.2 or 0.9: judged binary (0.2 fails)" in w and "`-n`" in w for w in s.warnings)
 
 

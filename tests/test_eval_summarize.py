@@ -122,6 +122,37 @@ def test_zero_variance_everywhere_gets_no_difficulty_filtering(tmp_path):
         r.reason for r in some.recommendations if r.code == "difficulty-filtering")
 
 
+def test_a_too_easy_run_is_told_harder_data_never_difficulty_filtering(tmp_path):
+    """7 of 10 groups all-pass and 3 mixed: the verdict said too-easy, and the advice still said to turn on
+    difficulty filtering "so batches stay full of mixed groups", which 30% of groups cannot do."""
+    groups = {**{i: [1, 1, 1] for i in range(7)}, **{i: [1, 0, 1] for i in range(7, 10)}}
+    s = summarize(write_traces(tmp_path / "run", groups))
+    assert (s.verdict, s.reward_kind, s.all_pass_fraction) == ("too-easy", "binary", 0.7)
+    assert "difficulty-filtering" not in codes(s) and "harder-data" in codes(s)
+    harder = next(r for r in s.recommendations if r.code == "harder-data")
+    assert "harder split or dataset" in harder.action and "drop" not in harder.action
+    assert "30% of groups left with mixed rewards" in harder.reason
+
+
+def test_a_mostly_errored_run_says_what_its_group_shares_are_over(tmp_path):
+    """5 examples x 3 rollouts, 10 errored: it printed "all-fail 0.333  all-pass 0.667" and "2 of 3 examples
+    have one rollout ... rerun with `-r 3`", the shares of the scored leftovers, with nothing saying so."""
+    groups = {0: [None, None, None], 1: [None, None, 1], 2: [None, 0, None], 3: [None, None, None], 4: [1, 1, 1]}
+    s = summarize(write_traces(tmp_path / "run", groups, error="boom"))
+    assert (s.verdict, s.rollouts, s.errored, s.examples) == ("broken", 15, 10, 5)
+    assert (s.scored, s.scored_examples, s.unscored_examples, s.errored_examples) == (5, 3, 2, 4)
+    assert "(over the scored only: 3 of 5 groups and 5 of 15 rollouts scored; 4 group(s) with errored " \
+           "rollouts)" in s.render()
+    assert any(w.startswith("2 of 5 examples have no scored rollout") for w in s.warnings)
+    # Two groups errored down to one rollout each: more rollouts per example is not what they need.
+    assert not any("`-r" in w for w in s.warnings)
+    assert any(w.startswith("2 of 3 scored examples keep one rollout once the errored ones are left out")
+               for w in s.warnings)
+    clean = summarize(write_traces(tmp_path / "clean", {0: [1, 0, 1], 1: [0, 0, 1]}))
+    assert (clean.scored, clean.scored_examples, clean.unscored_examples, clean.errored_examples) == (6, 2, 0, 0)
+    assert "over the scored only" not in clean.render() and clean.warnings == []
+
+
 def test_random_bytes_are_bad_input_never_evidence(tmp_path):
     """`config tune --eval` on random bytes said "0% all-pass and 0% all-fail groups" and exited 0."""
     noise = tmp_path / "noise.bin"
@@ -187,7 +218,8 @@ def test_no_recommendation_contradicts_the_verdict(tmp_path_factory, groups):
     assert ("fix-errors" in found) == (s.verdict == "broken")
     assert (s.pass_at_k is None) == (s.reward_kind == "continuous" or s.reward.mean is None)
     if "difficulty-filtering" in found:
-        assert s.reward_kind == "binary" and s.zero_variance_fraction < 1
+        assert s.reward_kind == "binary" and s.zero_variance_fraction < 1 and s.verdict != "too-easy"
+    assert (s.scored, s.scored_examples + s.unscored_examples) == (s.rollouts - s.errored, s.examples)
     if any("Nothing passes" in r.reason for r in s.recommendations):
         assert s.reward_kind == "binary" and s.pass_at_k.value == 0
     all_fail, all_pass, zero_variance = s.all_fail_fraction, s.all_pass_fraction, s.zero_variance_fraction

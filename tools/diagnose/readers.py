@@ -75,7 +75,27 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+|nan|inf(?:inity)
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)\b")
 _SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_OOM = re.compile(r"out of memory|OutOfMemory|OOMKilled|\bOOM\b", re.IGNORECASE)
+# Out-of-memory as the processes of a training job report it, never a mere mention of "OOM" (a
+# config echo, "no OOM seen", "OOM-killer disabled"): PyTorch's allocator (`torch.OutOfMemoryError:
+# CUDA out of memory. Tried to allocate ...`, `DefaultCPUAllocator: can't allocate memory`), the CUDA
+# runtime and NCCL (`CUDA error: out of memory`, `Cuda failure 2 'out of memory'`), Python's
+# `MemoryError`, vLLM's KV-cache checks at start-up (`No available memory for the cache blocks`, `... is
+# larger than the available KV cache memory`, older `... stored in KV cache`), the kernel's oom-killer
+# (`Out of memory: Killed process N`, `python invoked oom-killer`), SLURM (`Detected 1 oom-kill
+# event(s)`, `srun: error: node3: task 0: Out Of Memory`, state `OUT_OF_MEMORY`) and Kubernetes
+# (`OOMKilled`). Sources: research/prime-rl.md 5.1, the vLLM and SLURM messages as they print them.
+_OOM = re.compile(
+    r"OutOfMemoryError\s*[:(]|\b(?:CUDA|HIP|XPU|MPS)\s+out of memory\b|\b(?:CUDA|HIP) error: out of memory\b"
+    r"|\bfailure\b[^']{0,8}'out of memory'|DefaultCPUAllocator: can't allocate memory"
+    r"|(?:^|[\s.])MemoryError(?::|$)"
+    r"|No available memory for the cache blocks|larger than the available KV cache memory"
+    r"|larger than the maximum number of tokens that can be stored in KV cache"
+    r"|\bout of memory: kill(?:ed)? process \d+|\binvoked oom-killer\b|\bDetected [1-9]\d* oom[-_]kill event"
+    r"|\btask \d+: Out Of Memory\b|\bOUT_OF_MEMORY\b|\bOOMKilled\b",
+    re.IGNORECASE | re.MULTILINE)
+# A signature said not to have happened ("no CUDA out of memory error", "without OOMKilled pods") is
+# no out-of-memory event: a negation earlier in the same clause cancels it.
+_NEGATED = re.compile(r"(?:\b(?:no|not|never|without|zero)\b|n't)[^.;:!?\n]{0,40}$", re.IGNORECASE)
 # prime-rl's JSON logging (timestamp, level, message, ...) and loguru's own (text, record).
 _LOG_RECORD_KEYS = frozenset({"message", "level", "record", "text"})
 _METRICS_ARRAY = re.compile(r'"metrics"\s*:\s*\[')
@@ -147,7 +167,7 @@ def detect(path: Path) -> str:
         return "metrics-jsonl"
     if "," in first and _step_column(first.split(",")) is not None:
         return "csv"
-    if _STEP_LINE.search(head) or _OOM.search(head):
+    if _STEP_LINE.search(head) or oom_at(head) is not None:
         return "console-log"
     raise BadInput("unknown-format", f"{path}: cannot tell its format (first line: {first[:80]!r})", HINT)
 
@@ -308,10 +328,21 @@ def read_console_log(handle: TextIO, collector: Collector, where: str, series: b
             reward = _step_fields(evaluated.group(3)).get("log:Reward")
             if series and reward is not None:
                 collector.row(int(evaluated.group(2)), {"log:Eval Reward": reward}, False)
-        elif _OOM.search(line):
-            collector.oom(f"{where}:{number}", line, step)
+        elif (start := oom_at(line)) is not None:
+            collector.oom(f"{where}:{number}", line[start:], step)  # from the signature on: the message
         if stamp is not None:
             clock.stamp(component, stamp, step if found else None)
+
+
+def oom_at(text: str) -> int | None:
+    """Where the first out-of-memory signature in `text` begins that no negation before it cancels."""
+    for found in _OOM.finditer(text):
+        if not _NEGATED.search(text, 0, found.start()):
+            start = found.start() + found.group()[:1].isspace()
+            while start and (text[start - 1].isalnum() or text[start - 1] in "._"):
+                start -= 1  # the exception's qualified name: `torch.cuda.OutOfMemoryError`
+            return start
+    return None
 
 
 def _time_of_day(line: str) -> float | None:
@@ -415,6 +446,16 @@ def _metrics_file(run_dir: Path) -> Path | None:
     return next((run_dir / name for name in _METRICS_PLACES if (run_dir / name).is_file()), None)
 
 
+def checkpoints_in(run_dir: Path) -> list[int] | None:
+    """The steps a run folder holds checkpoints for (`checkpoints/step_N`, `weights/step_N`); None when it
+    has neither folder, so what it saved is unknown (copied without them, or saved elsewhere)."""
+    folders = [run_dir / name for name in _CHECKPOINT_DIRS if (run_dir / name).is_dir()]
+    if not folders:
+        return None
+    return [int(found.group(1)) for folder in folders for entry in folder.iterdir()
+            if entry.is_dir() and (found := _CHECKPOINT.fullmatch(entry.name))]
+
+
 def _read_run_dir(path: Path, collector: Collector) -> str:
     metrics = _metrics_file(path)
     runs = [run for run in sorted(path.iterdir()) if run.is_dir() and _metrics_file(run)] if not metrics else []
@@ -426,10 +467,10 @@ def _read_run_dir(path: Path, collector: Collector) -> str:
                            f"pass one of them, e.g. {runs[-1]}")
         path, metrics = runs[0], _metrics_file(runs[0])
     logs = sorted({p.resolve() for pattern in _LOG_GLOBS for p in path.glob(pattern) if p.is_file()})
-    for folder in _CHECKPOINT_DIRS:
-        if (path / folder).is_dir():
-            collector.checkpoints += [int(found.group(1)) for entry in (path / folder).iterdir()
-                                      if entry.is_dir() and (found := _CHECKPOINT.fullmatch(entry.name))]
+    saved = checkpoints_in(path)
+    if saved is not None:
+        collector.checkpoints += saved
+        collector.checkpoints_seen = True
     if metrics:
         with _open(metrics) as handle:
             read_metrics_jsonl(handle, collector, str(metrics.relative_to(path)))
@@ -553,6 +594,7 @@ def _read_document(document: object, collector: Collector, where: str, records: 
     elif kind == "checkpoints":
         collector.checkpoints += [c["step"] for c in document["checkpoints"] if isinstance(c, dict)
                                   and isinstance(c.get("step"), int) and c.get("status") in _USABLE_CHECKPOINT]
+        collector.checkpoints_seen = True  # the platform's whole list: what is not in it, the run lacks
     elif kind == "run":
         record = document.get("run", document)
         for field_name, intent in RUN_SETTINGS.items():

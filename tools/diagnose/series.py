@@ -18,6 +18,8 @@ from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
+from tools.env_refs import shown
+
 CANONICAL: dict[str, str] = {
     "reward_mean": "mean reward per step",
     "reward_std": "spread of rewards within a step",
@@ -274,6 +276,9 @@ class Run:
     checkpoints: list[int] = field(default_factory=list)  # steps with a checkpoint in the run folder
     settings: dict[str, float] = field(default_factory=dict)  # intent -> value, from a hosted run record
     sample_rewards: tuple[float, float] | None = None  # (lowest, highest) reward of any exported rollout
+    # Whether the source shows the run's checkpoints (its folder's `checkpoints/`, the platform's list),
+    # so `checkpoints` is all the run has, possibly none, rather than unknown.
+    checkpoints_seen: bool = False
 
     @property
     def first_step(self) -> int | None:
@@ -305,6 +310,7 @@ class Collector:
         self._steps = array("q")
         self.clocks: dict[str, Clock] = {}
         self.checkpoints: list[int] = []
+        self.checkpoints_seen = False
         self.nonfinite: dict[str, Bad] = {}
         self.ooms: list[OOM] = []
         self.notes: list[str] = []
@@ -397,7 +403,8 @@ class Collector:
         notes = list(self.notes)
         for name in SHARES & series.keys():
             if max(series[name].values) > 1:
-                notes.append(f"{series[name].raw} goes above 1, so it is a count, not a share; it was not judged")
+                notes.append(f"{shown(series[name].raw)} goes above 1, so it is a count, not a share; it was not "
+                             "judged")
                 del series[name]
         reward = series.get("reward_mean")
         if reward is not None and not 0 <= min(reward.values) <= max(reward.values) <= 1:
@@ -418,13 +425,16 @@ class Collector:
             notes.append("read but judged by no signature: " + "; ".join(
                 f"{family}* ({count}: {KNOWN_FAMILIES[family]})" for family, count in sorted(families.items())))
         if self._unread:
-            shown = sorted(self._unread)
-            more = f", and {len(shown) - 12} more (all in `unread`)" if len(shown) > 12 else ""
-            notes.append(f"{len(shown)} metric(s) that no reader maps were not judged"
-                         f" (`log:` names are console labels): {', '.join(shown[:12])}{more}")
+            # The names are the run's own text (a metrics.jsonl key can be any string): quoted and cut, as
+            # every message quotes what it did not write, so they read as data, never as instructions.
+            names = sorted(self._unread)
+            more = f", and {len(names) - 12} more (all in `unread`)" if len(names) > 12 else ""
+            notes.append(f"{len(names)} metric(s) that no reader maps were not judged"
+                         f" (`log:` names are console labels): {', '.join(map(shown, names[:12]))}{more}")
         samples = (self._sample_low, self._sample_high) if self._sample_high >= self._sample_low else None
         return Run(series, array("q", sorted(set(self._steps))), self.nonfinite, self.ooms, notes,
-                   sorted(self._unread), self.clocks, sorted(set(self.checkpoints)), dict(self.settings), samples)
+                   sorted(self._unread), self.clocks, sorted(set(self.checkpoints)), dict(self.settings), samples,
+                   self.checkpoints_seen)
 
 
 def _track_for(name: str) -> Track | None:

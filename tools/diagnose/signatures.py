@@ -24,6 +24,7 @@ from typing import Any
 
 from tools.diagnose import stats
 from tools.diagnose.series import Run, Series
+from tools.env_refs import shown
 from tools.findings import Severity
 
 RECENT = 50  # "recent" = the last 50 reported values, or the whole run when shorter
@@ -439,8 +440,9 @@ def check_nonfinite(view: View) -> Hit | None:
     run = view.run
     evidence: dict[str, float] = {}
     firsts, lasts = [], []
+    # Metric names are the run's own text (any key of any row is scanned): quoted, as data.
     for name, bad in run.nonfinite.items():
-        evidence[f"{name} non-finite values"] = bad.count
+        evidence[f"{shown(name)} non-finite values"] = bad.count
         firsts.append(bad.first)
         lasts.append(bad.last)
     for found in run.series.values():
@@ -449,14 +451,14 @@ def check_nonfinite(view: View) -> Hit | None:
         tail = found.steps[-RECENT:]
         interval = stats.median(list(map(operator.sub, tail[1:], tail)))  # how often it is reported lately
         if run.last_step - found.steps[-1] > max(STOPPED_GAP, 3 * interval):
-            evidence[f"{found.raw} last reported at step"] = found.steps[-1]
+            evidence[f"{shown(found.raw)} last reported at step"] = found.steps[-1]
             firsts.append(found.steps[-1] + 1)
             lasts.append(run.last_step)
         # A metric reported every step that skips steps other metrics report was dropped there.
         # A metric that had non-finite values is already reported, and prime-rl leaves those steps out.
         missing = run.missing(found) if interval == 1 and found.raw not in run.nonfinite else None
         if missing is not None:
-            evidence[f"{found.raw} missing steps"] = missing[0]
+            evidence[f"{shown(found.raw)} missing steps"] = missing[0]
             firsts.append(missing[1])
             lasts.append(missing[2])
     if not evidence:
@@ -681,7 +683,7 @@ def check_oom(view: View) -> Hit | None:
         return None
     steps = [o.step for o in ooms if o.step is not None]
     return Hit((min(steps), max(steps)) if steps else None, {"oom_lines": len(ooms)},
-               f"{len(ooms)} out-of-memory line(s), first at {ooms[0].where}: {ooms[0].text[:120]}")
+               f"{len(ooms)} out-of-memory line(s), first at {ooms[0].where}: {shown(ooms[0].text)}")
 
 
 LOWER_LR = Change("learning_rate", "halve", "smaller steps keep updates inside the trust region", 0.5)
@@ -706,6 +708,11 @@ class Signature:
     holds: tuple[str, ...] = ()  # intents a consequence's remedy may not push (it would fight this cause)
     anytime: tuple[str, ...] = ()  # codes it explains whenever they began (what it consists of)
     rolls_back: bool = True  # False: the run was never right (or only a limit is off), so fix forward
+    # The data's difficulty is what it is about (the playbook's bins 1 and 3, S1/S2): its remedies (difficulty
+    # filtering, larger groups, a higher learning rate for slow learning *despite stability*) hold only when
+    # the story's primary is about difficulty too; under an instability or a broken pipeline they treat a
+    # cause the run does not have.
+    difficulty: bool = False
     reads_samples: bool = False  # the finding points at the rollouts to read
 
 
@@ -766,13 +773,14 @@ SIGNATURES: tuple[Signature, ...] = (
               (RAISE_GROUP, FILTER),
               ("the verifier gives gold answers full reward", "mixed-reward groups rise above half",
                "reward slope over 20+ steps significantly above zero"),
-              explains=("zero-advantage-dominant",), rolls_back=False),
+              explains=("zero-advantage-dominant",), rolls_back=False, difficulty=True),
     Signature("saturated-reward", "warning", check_saturated,
               ("data too easy for the current policy, or normal late-training saturation",),
               (FILTER,),
               ("mixed-reward groups back above half", "held-out eval reward still rising"),
               # Groups that all pass are what a reward at its ceiling is made of, however early they grew.
-              explains=("zero-advantage-dominant",), anytime=("zero-advantage-dominant",), rolls_back=False),
+              explains=("zero-advantage-dominant",), anytime=("zero-advantage-dominant",), rolls_back=False,
+              difficulty=True),
     Signature("unstable-reward", "warning", check_unstable,
               ("batch or group too small (playbook bin 2)", "learning rate too high",
                "several optimizer steps per rollout batch or too much asynchrony"),
@@ -805,7 +813,7 @@ SIGNATURES: tuple[Signature, ...] = (
               (FILTER,
                Change("learning_rate", "double", "verifiers: raise LR for more aggressive training", 2)),
               ("reward slope significantly above zero over the last quarter of the run (50-200 steps)",),
-              rolls_back=False),
+              rolls_back=False, difficulty=True),
     Signature("length-truncation", "warning", check_truncation,
               ("the task needs a longer budget", "repetition loops", "length bias of per-sequence normalization"),
               (Change("max_tokens", "double", "fewer answers cut off before they finish", 2),),
@@ -821,7 +829,7 @@ SIGNATURES: tuple[Signature, ...] = (
                "a reward that is always 0 or 1 regardless of the answer"),
               (RAISE_GROUP, FILTER),
               (f"trainable share above {TRAINABLE:.0%} for 50 steps",),
-              explains=("slow-learning",), rolls_back=False),
+              explains=("slow-learning",), rolls_back=False, difficulty=True),
     Signature("staleness", "warning", check_staleness,
               ("inference far ahead of the trainer", "long agentic rollouts queued behind the cap"),
               (Change("max_off_policy_steps", "halve", "bounds how stale a trained rollout may be; "

@@ -80,7 +80,12 @@ def _leads_to(code: str, target: str, caused_by: dict[str, str]) -> bool:
 
 def offered(code: str, story: Story) -> tuple[Change, ...]:
     """The signature's remedies, less those its root cause already makes or forbids, and less those
-    that fight the primary finding's (an intent it holds, or one it moves the other way)."""
+    that fight the primary finding's (an intent it holds, or one it moves the other way). A difficulty
+    finding offers none under a primary that is not about difficulty: slow learning after a reward
+    collapse is the collapse, and filtering or a higher learning rate would treat data that is not the cause."""
+    if story.primary is not None and code != story.primary and BY_CODE[code].difficulty \
+            and not BY_CODE[story.primary].difficulty:
+        return ()
     changes = BY_CODE[code].changes
     root = story.root(code)
     if root != code:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -14,10 +15,11 @@ from tools.deltas import Delta
 from tools.diagnose import stats
 from tools.diagnose.compare import Comparison, compare
 from tools.diagnose.configkeys import ConfigView, open_config
-from tools.diagnose.readers import FORMATS, read
+from tools.diagnose.readers import FORMATS, checkpoints_in, read
 from tools.diagnose.series import CANONICAL, Run
 from tools.diagnose.signatures import BY_CODE, RECENT, SIGNATURES, Change, View
 from tools.diagnose.story import Begun, Story, offered, rollback, tell
+from tools.errors import BadInput
 from tools.findings import Severity, rank
 
 
@@ -61,7 +63,8 @@ class Primary(BaseModel):
     rollback_step: int | None = Field(description="the last step before at_step the run can resume from (the "
                                                   "nearest checkpoint at or before it when checkpoints are known); "
                                                   "null when rolling back would not help")
-    checkpoint: bool = Field(description="rollback_step is a checkpoint the run folder or the config shows")
+    checkpoint: bool = Field(description="rollback_step is a checkpoint the run has (its folder or the platform's "
+                                         "list shows it); false when it only is where `ckpt.interval` schedules one")
     remedy: str
 
 
@@ -123,6 +126,7 @@ def diagnose(args: DiagnoseInput, ctx: Context) -> DiagnoseResult:
     config = open_config(ctx.resolve(args.config)) if args.config else None
     source = ctx.resolve(args.source)
     kind, run = read(source)
+    run = _with_checkpoints(run, source, ctx)
     primary, findings = judge(run, config, _samples(source, kind))
     comparison = None
     if args.compare:
@@ -172,44 +176,81 @@ def judge(run: Run, config: ConfigView | None,
 
 
 def _primary(story: Story, finding: RunFinding, run: Run, config: ConfigView | None) -> Primary:
-    checkpoints = _checkpoints(run, config)
+    checkpoints, seen = _checkpoints(run, config)
     step = rollback(story.at_step, run.first_step, checkpoints) if BY_CODE[finding.code].rolls_back else None
     remedy = []
-    if step is not None and checkpoints:
+    # A checkpoint is named only when the run shows it: `[ckpt] interval` says where one was due, not
+    # that it was written or kept (`keep_last` prunes them; a crash can cut one short).
+    if step is not None and seen:
         remedy.append(f"roll back: resume from the checkpoint at step {step}")
+    elif step is not None and checkpoints is not None:
+        remedy.append(f"roll back to step {step}, where `ckpt.interval` schedules a checkpoint: resume from it if "
+                      "the run kept it, else from the nearest one before it (`rlpilot train checkpoints RUN` lists "
+                      "them)")
     elif step is not None:
         remedy.append(f"roll back to step {step}, the last before the trouble: resume from the nearest checkpoint "
                       "at or before it")
     elif BY_CODE[finding.code].rolls_back and story.at_step is not None and checkpoints is not None:
-        remedy.append(f"no checkpoint before step {story.at_step}: restart from the start")
+        none = "no checkpoint" if seen else "`ckpt.interval` schedules no checkpoint"
+        remedy.append(f"{none} before step {story.at_step}: restart from the start")
     remedy += [f"{d.key}: {d.change}" + (f" ({d.from_!r} -> {d.to!r})" if d.to is not None else "")
                for d in finding.deltas]
     if finding.look_at:
         remedy.append(f"read the rollouts first ({finding.look_at[0]})")
     if not finding.deltas and not finding.look_at:
         remedy.append(f"look for the cause: {finding.causes[0]}")
-    return Primary(code=finding.code, at_step=story.at_step, rollback_step=step, checkpoint=step is not None and bool(
-        checkpoints), remedy="; ".join(remedy))
+    return Primary(code=finding.code, at_step=story.at_step, rollback_step=step, checkpoint=step is not None and seen,
+                   remedy="; ".join(remedy))
 
 
-def _checkpoints(run: Run, config: ConfigView | None) -> list[int] | None:
-    """Steps the run can resume from: the run folder's checkpoints, else every `[ckpt] interval` steps."""
-    if run.checkpoints:
-        return run.checkpoints
+def _checkpoints(run: Run, config: ConfigView | None) -> tuple[list[int] | None, bool]:
+    """Steps the run can resume from, and whether the run shows them: its own checkpoints (the run
+    folder's, the platform's list; possibly none) when the source shows them, else the steps every
+    `[ckpt] interval` schedules, else None (unknown)."""
+    if run.checkpoints_seen or run.checkpoints:
+        return run.checkpoints, True
     # prime-rl spells the interval `ckpt.interval` in every era; the intent table has no entry for it.
     interval = lookup(config.data, "ckpt.interval") if config else None
     if isinstance(interval, int) and not isinstance(interval, bool) and interval > 0 and run.last_step is not None:
-        return list(range(interval, run.last_step + 1, interval))
-    return None
+        return list(range(interval, run.last_step + 1, interval)), False
+    return None, False
+
+
+# Where prime-rl writes inside a run folder: `monitors/file/metrics.jsonl` (v0.9+), `logs/**` and
+# `launcher/logs/` (research/prime-rl.md sections 3 and 7).
+_RUN_SUBFOLDERS = ("monitors", "logs", "launcher")
+_RUN_DEPTH = 4  # ancestors looked at: up to three folders between a run and its file (logs/latest/envs/x.log)
+
+
+def _run_dir(source: Path) -> Path:
+    """The run folder a source belongs to: the folder itself, the one above `monitors/`, `logs/` or
+    `launcher/` for a file prime-rl writes there, else the folder that holds the file."""
+    if source.is_dir():
+        return source
+    for ancestor in list(source.parents)[1:_RUN_DEPTH]:
+        if source.relative_to(ancestor).parts[0] in _RUN_SUBFOLDERS:
+            return ancestor
+    return source.parent
+
+
+def _with_checkpoints(run: Run, source: Path, ctx: Context) -> Run:
+    """A file of a run folder (its metrics.jsonl, a log) knows no checkpoints by itself: read them from the
+    folder it belongs to, the way a run folder source is read, when that folder is one the caller may read."""
+    if run.checkpoints_seen or source.is_dir():
+        return run
+    try:
+        run_dir = ctx.resolve(_run_dir(source))
+    except BadInput:
+        return run  # above the workspace: not ours to list
+    saved = checkpoints_in(run_dir)
+    return run if saved is None else replace(run, checkpoints=sorted(set(saved)), checkpoints_seen=True)
 
 
 def _samples(source: Path, kind: str) -> Callable[[int], str]:
     """The command that shows a step's rollouts (best first: how the reward is earned)."""
     if kind == "prime-train-metrics":
         return lambda step: f"prime train rollouts RUN --step {step}"
-    run_dir = source if source.is_dir() else source.parent
-    if run_dir.parts[-2:] == ("monitors", "file"):
-        run_dir = run_dir.parent.parent
+    run_dir = _run_dir(source)
     if (run_dir / "monitors/file/traces/stream").is_dir():
         # v0.9+ keeps every episode in one stream, which `train rollouts` reads by step.
         return lambda step: f"rlpilot train rollouts RUN --step {step}"
@@ -244,13 +285,15 @@ def _delta(change: Change, config: ConfigView | None, settings: dict[str, float]
             return None
         return Delta(key=change.intent, from_=current, to=change.apply(current), change=change.change,
                      why=f"{change.why} (the run record has {change.intent} = {current:g})")
+    current = config.value_of(change.intent) if config else None
+    target = change.apply(current)
+    if (target is not None and target == current) or (current is not None and change.satisfied(current)):
+        # Already where the remedy would put it, in the file or by the dialect's default even without a key
+        # (v0.9 drops every zero-advantage sample with no switch: difficulty filtering is always on).
+        return None
     if config is None or key is None:
         why = change.why if config is None else f"{change.why} ({config.dialect} has no single key for this)"
         return Delta(key=change.intent, to=change.value, change=change.change, why=why)
-    current = config.value_of(change.intent)
-    target = change.apply(current)
-    if (target is not None and target == current) or (current is not None and change.satisfied(current)):
-        return None  # already where the remedy would put it
     return Delta(file=str(config.path), key=key, from_=current, to=target, change=change.change, why=change.why)
 
 

@@ -20,7 +20,11 @@ Pass and fail are judged on the reward's own scale (DESIGN.md "Eval verdicts"), 
 The summary says which it used (`reward_scale`).
 The recommendations are derived from the verdict and the same numbers, so none contradicts it:
 "go on to training" only when ready, "fix the errors first" only when broken, difficulty
-filtering only for binary rewards with mixed groups to keep, pass@k only for binary rewards.
+filtering only for binary rewards with mixed groups to keep and never for `too-easy` (the data is
+what is wrong: harder examples, as verifiers says of a baseline of 80% or more; filtering would only
+drop the all-pass majority from every batch), pass@k only for binary rewards.
+The group shares are over the scored rollouts only (an errored rollout has no reward); the summary
+counts the scored rollouts and groups beside them, so shares of a mostly errored run are read as such.
 Recommendations follow the playbook and shared/research/rl-stability.md (S1, S2, S17, section 2
 on filtering, 3.4 on group size).
 """
@@ -107,6 +111,12 @@ class EvalSummary(ToolResult):
     examples: int
     errored: int
     errored_fraction: float | None = None
+    scored: int = Field(0, description="Rollouts that carry a reward: the group shares are over these only.")
+    scored_examples: int = Field(0, description="Groups (examples) with at least one scored rollout: the "
+                                                "denominator of the group shares.")
+    unscored_examples: int = Field(0, description="Groups with no scored rollout (every one errored or went "
+                                                  "unscored): left out of the group shares.")
+    errored_examples: int = Field(0, description="Groups that lost at least one rollout to an error.")
     reward: RewardStats
     reward_kind: RewardKind
     reward_scale: RewardScale
@@ -138,7 +148,7 @@ class EvalSummary(ToolResult):
             f"  ({self.reward_kind})",
             f"scale      {self.reward_scale.description}",
             f"groups     zero-variance {num(self.zero_variance_fraction)}  all-fail {num(self.all_fail_fraction)}"
-            f"  all-pass {num(self.all_pass_fraction)}",
+            f"  all-pass {num(self.all_pass_fraction)}{self._group_counts()}",
             pass_line,
             f"verdict    {self.verdict}",
         ]
@@ -151,6 +161,16 @@ class EvalSummary(ToolResult):
             for rec in self.recommendations:
                 lines += [f"  - {rec.action}", f"    why: {rec.reason}"]
         return "\n".join(lines)
+
+    def _group_counts(self) -> str:
+        """What the shares are over, when errors left rollouts out of them."""
+        if self.scored == self.rollouts:
+            return ""
+        counts = [f"{self.scored_examples} of {self.examples} groups and {self.scored} of {self.rollouts} rollouts "
+                  "scored"]
+        if self.errored_examples:
+            counts.append(f"{self.errored_examples} group(s) with errored rollouts")
+        return f"  (over the scored only: {'; '.join(counts)})"
 
     def exit_code(self) -> int:
         return 1 if self.verdict == "broken" else 0
@@ -187,6 +207,8 @@ def summarize_run(run: RunData) -> EvalSummary:
 
     errored = sum(r.errored for r in rollouts)
     errored_share = errored / len(rollouts) if rollouts else None
+    planned = Counter(r.example for r in rollouts)  # each group's rollouts, scored or not
+    errored_examples = len({r.example for r in rollouts if r.errored})
     mean = statistics.fmean(r.reward for r in scored) if scored else None
     rewards = [r.reward for r in scored]
     stats = RewardStats(mean=_round(mean), std=_round(statistics.pstdev(rewards)) if rewards else None,
@@ -202,6 +224,10 @@ def summarize_run(run: RunData) -> EvalSummary:
         examples=len({r.example for r in rollouts}),
         errored=errored,
         errored_fraction=_round(errored_share),
+        scored=len(scored),
+        scored_examples=len(groups),
+        unscored_examples=len(planned) - len(groups),
+        errored_examples=errored_examples,
         reward=stats,
         reward_kind=kind,
         reward_scale=scale,
@@ -214,7 +240,7 @@ def summarize_run(run: RunData) -> EvalSummary:
         recommendations=[],
         errors=dict(errors.most_common(10)),
         skipped_lines=len(run.skipped),
-        warnings=_skip_warnings(run) + _group_warnings(run, sizes) + _two_value_warnings(values, scale),
+        warnings=_skip_warnings(run) + _group_warnings(run, groups, planned) + _two_value_warnings(values, scale),
     )
     summary.recommendations = recommend(summary, min(sizes, default=0))
     return summary
@@ -259,12 +285,22 @@ def judge_scale(scored: list[Rollout], kind: RewardKind, component: str | None
             lambda r: r.reward >= pass_at, lambda r: r.reward <= fail_at)
 
 
-def _group_warnings(run: RunData, sizes: list[int]) -> list[str]:
+def _group_warnings(run: RunData, groups: dict[str, list[float]], planned: Counter[str]) -> list[str]:
+    """`groups`: each example's scored rewards; `planned`: how many rollouts each example had in all."""
     notes = []
-    single = sum(size == 1 for size in sizes)
+    scored = len(groups)
+    if len(planned) > scored:
+        notes.append(f"{len(planned) - scored} of {len(planned)} examples have no scored rollout (every one "
+                     f"errored or went unscored): the group shares are over the other {scored}")
+    single = sum(len(g) == 1 and planned[example] == 1 for example, g in groups.items())
     if single:
-        notes.append(f"{single} of {len(sizes)} examples have one rollout: within-group diversity is unjudged "
+        notes.append(f"{single} of {scored} examples have one rollout: within-group diversity is unjudged "
                      f"for them; rerun with `-r {RERUN_ROLLOUTS}` or more")
+    # A group that errors down to one scored rollout is unjudged too, but rerunning with more rollouts is not the fix.
+    cut = sum(len(g) == 1 and planned[example] > 1 for example, g in groups.items())
+    if cut:
+        notes.append(f"{cut} of {scored} scored examples keep one rollout once the errored ones are left out: "
+                     "within-group diversity is unjudged for them")
     if run.regrouped:
         notes.append("rows are keyed `id` (verifiers <= 0.1.5), which numbers rows, not examples: rollouts were "
                      "grouped by their prompts")
@@ -369,9 +405,11 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
             f"G={group_size} gives {_all_fail_chance(p, group_size)}, G={target} gives "
             f"{_all_fail_chance(p, target)}; rl-stability 3.4).")
     if s.verdict == "too-easy":
-        add("harder-data", "Use harder examples (or drop the ones the model always solves) before training",
+        add("harder-data", "Use harder examples (a harder split or dataset) before training",
             f"{_pct(s.all_pass_fraction)} of groups passed every rollout; all-pass groups have zero advantage and "
-            "teach nothing (rl-stability S2).")
+            "teach nothing; the remedy is harder data (rl-stability S2). "
+            "Difficulty filtering is no substitute: it would drop that majority from every batch and train on the "
+            f"{_pct(mixed)} of groups left with mixed rewards.")
     if s.verdict == "no-diversity" and group_size >= 2:
         constant = s.reward.min == s.reward.max
         add("add-variance", "Sample at temperature 1.0 and check that the reward is not constant; consider partial "
@@ -380,7 +418,8 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
              f"{_pct(s.zero_variance_fraction)} of groups gave every rollout the same reward "
              f"({_pct(s.all_pass_fraction)} all-pass, {_pct(s.all_fail_fraction)} all-fail)")
             + ", so they carry no advantage.")
-    if binary and mixed > 0:
+    # Filtering keeps a batch's mixed groups; on a too-easy run they are the minority, and the data is the fix.
+    if binary and mixed > 0 and s.verdict != "too-easy":
         add("difficulty-filtering", "When you train, turn on difficulty filtering with oversampling (factor 2); "
             "this sets it in your config's dialect", f"Rewards are binary and {_pct(mixed)} of groups have mixed "
             f"rewards to keep; filtering drops the {_pct(s.zero_variance_fraction)} with zero variance so batches "
