@@ -44,7 +44,8 @@ def test_a_classic_file_is_clean_in_its_era_and_refused_for_hosted(tmp_path: Pat
     assert [(f.code, f.severity) for f in hosted.errors] == [("dialect-outdated", "error")]
     assert "migrate" in hosted.errors[0].fix
     stack_080 = Installed(prime_rl_version="0.8.0")
-    assert [f.severity for f in check_config(path, installed=stack_080).findings] == ["info"]
+    # A v0.8.0 checkout, the only part installed, cannot run it: a warning, never an error in a plain check.
+    assert [f.severity for f in check_config(path, installed=stack_080).findings] == ["warning"]
     assert codes(check_config(path, installed=stack_080, target="local")) == ["dialect-outdated"]
     assert check_config(path, installed=stack_080, target="local").errors
 
@@ -55,8 +56,9 @@ HOSTED_ONLY = 'name = "reverse-1"\ngpu_type = "H100_80GB"\nenv_file = ".env"\n' 
 def test_keys_only_prime_train_reads_are_errors_for_a_local_or_slurm_run(tmp_path: Path) -> None:
     path = write(tmp_path, HOSTED_ONLY)
     assert check_config(path).errors == [] and check_config(path, target="hosted").errors == []
-    for target in ("local", "slurm"):
-        refused = check_config(path, target=target).errors
+    with_slurm = write(tmp_path, HOSTED_ONLY + '[slurm]\npartition = "gpu"\n', "slurm-rl.toml")
+    for target, checked in (("local", path), ("slurm", with_slurm)):
+        refused = check_config(checked, target=target).errors
         assert {(f.code, f.key) for f in refused} >= {("unknown-key", "gpu_type"), ("unknown-key", "env_file")}
         assert all(f"a {target} run fails" in f.message for f in refused)
 
@@ -253,3 +255,42 @@ def test_a_prime_cli_eval_config_is_other_and_a_misshapen_lab_config_is_not(tmp_
     registry = write(tmp_path, '[[endpoint]]\nendpoint_id = "a"\nurl = "http://x"\n[[endpoint]]\nmodel = "m"\n',
                      "endpoints.toml")
     assert check_config(registry).kind == Kind.OTHER
+
+
+# --- found by an adversarial review -----------------------------------------------------------
+
+
+def test_a_slurm_target_refuses_a_config_without_a_slurm_table(tmp_path: Path) -> None:
+    path = write(tmp_path, CURRENT.format(group=8))
+    assert check_config(path).errors == [] and check_config(path, target="local").errors == []
+    refused = check_config(path, target="slurm").errors
+    assert [(f.code, f.key) for f in refused] == [("no-slurm-table", "slurm")]
+    assert str(path) in refused[0].message and f"`rlpilot config set {path} slurm.partition=NAME`" in refused[0].fix
+    done = rlpilot("config", "check", str(path), "--target", "slurm", "--json", cwd=tmp_path)
+    assert done.returncode == 1 and ("no-slurm-table", "error") in {
+        (f["code"], f["severity"]) for f in json.loads(done.stdout)["findings"]}
+    # The table in the file, or in the overlay stacked on it, is what a SLURM run needs.
+    write(tmp_path, CURRENT.format(group=8) + '[slurm]\npartition = "gpu"\n', "with-slurm.toml")
+    assert check_config(tmp_path / "with-slurm.toml", target="slurm").errors == []
+    overlay = write(tmp_path, '[slurm]\npartition = "gpu"\n', "slurm.toml")
+    assert check_config(overlay, target="slurm").errors == []
+    bare_overlay = write(tmp_path, "[orchestrator]\nbatch_size = 128\n", "slurm.toml")
+    assert codes(check_config(bare_overlay, target="slurm")) == ["no-slurm-table"]
+
+
+def test_an_era_nothing_installed_runs_is_a_warning_in_a_plain_check(tmp_path: Path) -> None:
+    """What `stack` targets (here Hosted Training through prime 0.18.0) cannot run a classic file:
+    a warning with the migrate command, still no error without a target."""
+    path = write(tmp_path, CLASSIC)
+    hosted_stack = Installed(prime_cli_version="0.18.0")
+    [outdated] = check_config(path, installed=hosted_stack).findings
+    assert (outdated.code, outdated.severity) == ("dialect-outdated", "warning")
+    assert "prime 0.18.0 expects prime-rl-current" in outdated.message
+    assert "nothing installed here runs" in outdated.message
+    assert outdated.fix == f"rlpilot config migrate {path} --to prime-rl-current"
+    # A checkout of the file's own era runs it: the prime CLI's newer era is then only info.
+    both = Installed(prime_rl_version="0.5.0", prime_rl_path=str(tmp_path), prime_cli_version="0.18.0")
+    assert [(f.code, f.severity) for f in check_config(path, installed=both).findings] == [("dialect-outdated", "info")]
+    # `prime train` runs no component file: for an orchestrator file only a checkout would count.
+    orch = write(tmp_path, "batch_size = 128\nrollouts_per_example = 8\n", "orch.toml")
+    assert all(f.severity == "info" for f in check_config(orch, installed=hosted_stack, kind="orchestrator").findings)

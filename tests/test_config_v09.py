@@ -162,7 +162,7 @@ def test_a_v09_checkout_expects_v09_and_says_so(tmp_path: Path) -> None:
     path = write(tmp_path, MAIN_SPELLING)
     stack = Installed(prime_rl_version="0.9.1.dev29", prime_rl_path=str(tmp_path))
     outdated = [f for f in check_config(path, installed=stack).findings if f.code == "dialect-outdated"]
-    assert outdated and "prime-rl-v0.9" in outdated[0].message and outdated[0].severity == "info"
+    assert outdated and "prime-rl-v0.9" in outdated[0].message and outdated[0].severity == "warning"
     assert "--to prime-rl-v0.9" in outdated[0].fix
     assert "dialect-outdated" in codes(check_config(path, installed=stack, target="local"))
 
@@ -242,7 +242,7 @@ def test_hosted_training_and_a_v08_checkout_refuse_v09s_keys(tmp_path: Path) -> 
     hosted = check_config(path, target="hosted").errors
     assert [f.code for f in hosted] == ["dialect-outdated"] and "--to prime-rl-current" in hosted[0].fix
     older = Installed(prime_rl_version="0.8.0", prime_rl_path=str(tmp_path))
-    assert [f.severity for f in check_config(path, installed=older).findings] == ["info"]
+    assert [f.severity for f in check_config(path, installed=older).findings] == ["warning"]
 
 
 # --- found by an adversarial review -----------------------------------------------------------
@@ -252,7 +252,8 @@ def test_a_local_run_judges_by_the_checkout_not_the_prime_cli(tmp_path: Path) ->
     path = write(tmp_path, V09)
     checkout = Installed(prime_rl_version="0.9.1", prime_rl_path=str(tmp_path), prime_cli_version="0.18.0")
     assert check_config(path, installed=checkout, target="local").errors == []
-    assert check_config(path, installed=Installed(prime_cli_version="0.18.0"), target="slurm").errors == []
+    slurm = write(tmp_path, V09 + '[slurm]\npartition = "gpu"\n', "slurm-rl.toml")
+    assert check_config(slurm, installed=Installed(prime_cli_version="0.18.0"), target="slurm").errors == []
     assert [f.code for f in check_config(path, installed=checkout, target="hosted").errors] == ["dialect-outdated"]
 
 

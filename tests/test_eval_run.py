@@ -6,17 +6,21 @@ that is not loopback goes to a closed proxy port.
 
 from __future__ import annotations
 
+import re
+import shutil
 from pathlib import Path
 
 import pytest
-from eval_support import REPO
+from eval_support import REPO, use_environments_venv
 
 from tools.contract import Context
+from tools.envs.hub import EnvInstallInput, install_preview
 from tools.errors import BadInput, ToolError
 from tools.evals.endpoints import find_alias
 from tools.evals.run import EvalRunInput, Target, eval_run, plan_command, resolve_target
 from tools.installed import Package, PrimeRL
 from tools.stack import StackInput, stack_info
+from tools.workspace import workspace_interpreter
 
 NAME = "tiny-arith--stub--20260101-000000-abcd"
 
@@ -126,13 +130,40 @@ def test_a_model_or_an_endpoint_is_required(offline):
     assert refused.value.code == "no-model" and "--endpoint" in refused.value.hint
 
 
-def test_a_missing_environment_names_the_install_command(offline):
-    (offline / "environments" / "tiny_arith").mkdir(parents=True)
+def test_a_missing_environment_names_the_install_command(tmp_path_factory, monkeypatch):
+    # The workspace's own environment (verifiers, vf-eval), built before HOME and the proxies change.
+    venv = use_environments_venv(tmp_path_factory, monkeypatch)
+    workspace = tmp_path_factory.mktemp("ws")
+    (workspace / "environments" / "haiku_env").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))  # no ~/.prime login
+    monkeypatch.delenv("PRIME_API_KEY", raising=False)
     with pytest.raises(BadInput) as refused:
-        eval_run(EvalRunInput(env="tiny-arith", model="m", base_url="http://127.0.0.1:9/v1"),
-                 Context(workspace=offline))
+        eval_run(EvalRunInput(env="haiku-env", model="m", base_url="http://127.0.0.1:9/v1"),
+                 Context(workspace=workspace))
     assert refused.value.code == "env-not-installed"
-    assert "uv pip install" in refused.value.hint and "environments/tiny_arith" in refused.value.hint
+    assert "`rlpilot env install haiku-env`" in refused.value.hint
+    assert f"uv pip install --python {venv / 'bin' / 'python'}" in refused.value.hint
+    assert "environments/haiku_env" in refused.value.hint
+
+
+def test_without_a_workspace_venv_the_hint_makes_one_and_never_installs_into_rlpilots(offline, monkeypatch):
+    """The interpreter falls back to rlpilot's own (README: the last resort), which `env install`
+    refuses without `--create-venv`: the hint is the command that works there."""
+    shutil.copytree(REPO / "environments" / "tiny_arith", offline / "environments" / "tiny_arith")
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.delenv("UV_PROJECT_ENVIRONMENT", raising=False)
+    ctx = Context(workspace=offline)
+    with pytest.raises(BadInput) as refused:
+        eval_run(EvalRunInput(env="tiny-arith", model="m", base_url="http://127.0.0.1:9/v1"), ctx)
+    assert refused.value.code == "env-not-installed" and "rlpilot's own Python" in str(refused.value)
+    assert re.findall(r"`([^`]*)`", refused.value.hint) == ["rlpilot env install tiny-arith --create-venv"]
+    # What the hint names is what `env install` takes here, into a new workspace .venv; without the flag it refuses.
+    with pytest.raises(BadInput) as bare:
+        install_preview(EnvInstallInput(env="tiny-arith"), ctx)
+    assert bare.value.code == "no-workspace-venv"
+    hinted = install_preview(EnvInstallInput(env="tiny-arith", create_venv=True), ctx)
+    assert hinted.python == str(offline / ".venv" / "bin" / "python") and ".venv" in hinted.creates
+    assert workspace_interpreter(offline).is_fallback
 
 
 def test_bundled_aliases_and_the_workspace_file_wins(tmp_path):

@@ -101,6 +101,22 @@ def test_a_hosted_only_key_stops_a_local_launch_as_config_check_target_local_say
     assert ("unknown-key", "gpu_type") in {(f["code"], f["key"]) for f in json.loads(checked.stdout)["findings"]}
 
 
+def test_the_preview_says_which_gpus_and_checkout_a_local_run_uses(machine, shared_fixtures, monkeypatch):
+    workspace, checkout, environment = machine
+    config = _config(workspace, shared_fixtures, CURRENT, 5)
+    use_env(monkeypatch, environment(gpus=2))
+    preview = train_launch(LaunchInput(config=config, target="local"), Context(workspace=workspace))
+    [runs_on] = [line for line in preview.render().splitlines() if line.lstrip().startswith("runs on")]
+    assert "runs on     this machine's 2 GPU(s): 2 x NVIDIA H100 80GB HBM3 (nvidia-smi); prime-rl " in runs_on
+    assert runs_on.endswith(f" at {checkout.resolve()}"), runs_on
+    # Refused for want of both, the preview still says where it would have run.
+    env = environment(gpus=None)
+    del env["RLPILOT_PRIME_RL"]
+    use_env(monkeypatch, env)
+    refused = train_launch(LaunchInput(config=config, target="local"), Context(workspace=workspace))
+    assert "  runs on     this machine (no NVIDIA GPU found); no prime-rl checkout" in refused.render().splitlines()
+
+
 def test_launch_follow_across_a_restart_and_stop_with_nothing_left(machine, shared_fixtures, monkeypatch):
     workspace, _, environment = machine
     _config(workspace, shared_fixtures, CURRENT, 100000)

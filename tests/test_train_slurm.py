@@ -291,6 +291,49 @@ def test_stack_reports_the_cluster(cluster):
     assert capability["available"] and "sbatch" in capability["via"]
 
 
+# -- the preview and config check, before any cluster answers (no cluster needed) ---------------
+
+
+@pytest.fixture
+def no_cluster(tmp_path, monkeypatch):
+    """A workspace and the stand-in checkout, on a machine where no SLURM controller answers."""
+    checkout = shutil.copytree(CHECKOUT, tmp_path / "prime-rl")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    tools_path = f"{Path(shutil.which('uv')).parent}:{Path(sys.executable).parent}:/usr/bin:/bin"
+    use_env(monkeypatch, prime_env(tmp_path / "home", PATH=tools_path, SLURM_CONF=str(tmp_path / "no-slurm.conf"),
+                                   RLPILOT_HOME=str(tmp_path / "state"), RLPILOT_PRIME_RL=str(checkout)))
+    return workspace, Path(checkout)
+
+
+def test_the_preview_says_the_partition_and_nodes_it_asks_for(no_cluster, shared_fixtures):
+    workspace, checkout = no_cluster
+    config = _config(workspace, shared_fixtures, 5, 'partition = "gpu"',
+                     'type = "multi_node"\nnum_train_nodes = 2\nnum_infer_nodes = 1\ngpus_per_node = 8')
+    result = train_launch(LaunchInput(config=config, target="slurm"), Context(workspace=workspace))
+    assert not result.launched and "slurm-unreachable" in {p.code for p in result.errors}
+    [runs_on] = [line for line in result.render().splitlines() if line.lstrip().startswith("runs on")]
+    assert "runs on     SLURM partition gpu, 3 node(s) x 8 GPUs, prime-rl " in runs_on
+    assert runs_on.endswith(f" at {checkout.resolve()}"), runs_on
+
+
+def test_no_slurm_table_is_said_once_by_config_check_and_the_launch_alike(no_cluster, shared_fixtures):
+    workspace, _ = no_cluster
+    config = workspace / "rl.toml"
+    shutil.copy(shared_fixtures / CURRENT, config)
+    checked = check_config(config, target="slurm").errors
+    launch = train_launch(LaunchInput(config=config, target="slurm"), Context(workspace=workspace))
+    assert [p.code for p in launch.errors] == [f.code for f in checked] == ["no-slurm-table"]
+    assert launch.errors[0].fix == checked[0].fix
+    # Nowhere to say it runs: the line is left out rather than shown empty.
+    assert not [line for line in launch.render().splitlines() if line.lstrip().startswith("runs on")]
+    # A multi-node deployment's own rule names the missing table already: not twice.
+    multi = workspace / "multi.toml"
+    multi.write_text(config.read_text() + '\n[deployment]\ntype = "multi_node"\nnum_train_nodes = 1\n')
+    assert [f.code for f in check_config(multi, target="slurm").findings if f.key == "slurm"] == [
+        "multi-node-needs-slurm"]
+
+
 # -- config check: multi-node rules of each release (no cluster needed) -------------------------
 
 MULTI_NODE_EXAMPLES = sorted(

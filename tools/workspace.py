@@ -18,6 +18,12 @@ class Interpreter:
     def bin_dir(self) -> Path:
         return self.python.parent
 
+    @property
+    def is_fallback(self) -> bool:
+        """No environment of the workspace's own was found: this is rlpilot's interpreter, the last
+        resort, where nothing of the user's is installed (`env install --create-venv` makes one)."""
+        return self.found_by == "rlpilot"
+
 
 def _venv_python(venv: Path) -> Path | None:
     for candidate in (venv / "bin" / "python", venv / "Scripts" / "python.exe"):

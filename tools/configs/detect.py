@@ -319,12 +319,15 @@ class Installed:
             "class MonitorsConfig" in source.read_text(errors="replace") for source in configs.glob("*.py"))
         return variant_for_prime_rl(self.prime_rl_version, monitors)
 
-    def expectations(self) -> list[tuple[Dialect, str]]:
+    def expectations(self, runs: Kind | None = None) -> list[tuple[Dialect, str]]:
+        """The era each installed part takes, the checkout first. With `runs`, only the parts that
+        run a file of that kind: a checkout has an entrypoint for every kind, `prime train` takes a
+        full rl (or, with `--sft`, an SFT) config only."""
         found = []
         if self.prime_rl_version:
             found.append((dialect_for_prime_rl(self.prime_rl_version),
                           f"the prime-rl {self.prime_rl_version} checkout at {self.prime_rl_path}"))
-        if self.prime_cli_version:
+        if self.prime_cli_version and (runs is None or runs in (Kind.RL, Kind.SFT)):
             found.append((dialect_for_prime_cli(self.prime_cli_version), f"prime {self.prime_cli_version}"))
         return found
 

@@ -8,8 +8,9 @@ playbook's (group and batch sizes, concurrency, async level, learning rate, samp
 prime-rl's own validators (shared fields, GPU split, exclusive keys); facts in
 shared/research/prime-rl.md section 2.3 and rl-stability.md section 3.
 
-A plain check never turns the era into an error (`dialect-outdated` is info); `--target
-hosted|local|slurm` makes what that target would reject an error. With a prime-rl checkout
+A plain check never turns the era into an error: `dialect-outdated` is info, or a warning when
+nothing installed here can run the file's era; `--target hosted|local|slurm` makes what that
+target would reject an error (for SLURM also a missing `[slurm]` table). With a prime-rl checkout
 (`--prime-rl`, RLPILOT_PRIME_RL, or the one `stack` finds) or `--schema`, upstream's own
 classes also judge the file (`tools.configs.upstream`, code `schema-rejected`).
 
@@ -53,7 +54,8 @@ from tools.workspace import rlpilot_home
 SEVERITY: dict[str, Severity] = {
     **dict.fromkeys(("batch-not-divisible", "group-size-one", "concurrency-too-low", "seq-len-mismatch",
                      "max-steps-mismatch", "model-mismatch", "gpu-split-exceeds-node", "unknown-key",
-                     "renamed-key", "removed-key", "conflicting-keys", "schema-rejected"), "error"),
+                     "renamed-key", "removed-key", "conflicting-keys", "schema-rejected", "no-slurm-table"),
+                    "error"),
     **dict.fromkeys(("group-size-small", "batch-too-small", "async-level-implicit", "lr-out-of-range",
                      "filtering-needs-binary-reward", "temperature-low"), "warning"),
     "dialect-outdated": "info",
@@ -160,6 +162,10 @@ def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detecti
     if detection.base:
         # The base's own problems are the base's: report what this file sets or changes.
         findings = [f for f in findings if f.key is None or _sets(data, f.key)]
+    # After that filter: a stack with no `[slurm]` anywhere is what this file would have to add,
+    # said once (a multi-node deployment's own rule may have said it already).
+    if not any(f.key == "slurm" for f in findings):
+        findings += slurm_findings(view, target, path)
     lines = LineIndex(text)
     for finding in findings:
         finding.line = lines.line_of(finding.key) if finding.key else None
@@ -617,10 +623,27 @@ def hosted_only_findings(view: ConfigView, target: Target | None) -> list[Findin
             for key in view.data if key in schema.PRIME_TRAIN_KEYS and key not in known]
 
 
+def slurm_findings(view: ConfigView, target: Target | None, path: Path | str) -> list[Finding]:
+    """What a SLURM run needs of the file: `uv run rl @ CONFIG` submits itself only when the
+    config has a `[slurm]` table (prime-rl's docs/slurm.md); without one it runs on this machine."""
+    if target != "slurm" or view.kind != Kind.RL or isinstance(view.data.get("slurm"), dict):
+        return []
+    return [no_slurm_table(path)]
+
+
+def no_slurm_table(path: Path | str) -> Finding:
+    """The one wording of a missing `[slurm]` table, for `config check --target slurm` and the launch."""
+    return finding("no-slurm-table", "slurm", f"{path} has no [slurm] table, so prime-rl would run it on this "
+                   "machine instead of submitting it to SLURM", "add [slurm] with the partition (and account, "
+                   f"time) to use: `rlpilot config set {path} slurm.partition=NAME`")
+
+
 def outdated_findings(view: ConfigView, installed: Installed, path: Path, target: Target | None = None
                       ) -> list[Finding]:
-    """The era against what the stack expects: info in a plain check; with a target, what
-    that target would refuse is an error."""
+    """The era against what the stack expects. With a target, what that target would refuse is
+    an error. A plain check judges the file in its own era, so the era alone is info; but when no
+    installed part that runs this kind takes it (what `stack` would run it with cannot), it is a
+    warning: as written it runs nowhere here."""
     expectations = installed.expectations()
     assumed = False
     if target == "hosted":
@@ -632,7 +655,7 @@ def outdated_findings(view: ConfigView, installed: Installed, path: Path, target
         assumed = not expectations
         expectations = expectations or [(CURRENT, f"a {target} prime-rl run (no checkout found: assumed prime-rl "
                                                   "main)")]
-    found = []
+    found, refused = [], set()
     for expected, source in expectations:
         if view.dialect == LAB:
             newer = expected == CURRENT
@@ -651,4 +674,11 @@ def outdated_findings(view: ConfigView, installed: Installed, path: Path, target
                 problem.severity = "error"
                 problem.message += f"; a {target} run refuses " + ("its v0.9 keys" if ahead else "it")
             found.append(problem)
+            refused.add(source)
+    if not target:
+        runners = {source for _, source in installed.expectations(runs=view.kind)}
+        if runners and runners <= refused:
+            for problem in found:
+                problem.severity = "warning"
+                problem.message += f"; nothing installed here runs a {view.dialect} {view.kind} config as written"
     return found

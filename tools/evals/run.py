@@ -212,10 +212,12 @@ def _prepare(args: EvalRunInput, ctx: Context) -> Prepared:
     if plan.prepare is not None:
         _check_endpoint(target, environ, stack)
     elif plan.form != "prime-hosted":
-        python = plan.python or workspace_interpreter(ctx.workspace, environ).python
+        interpreter = workspace_interpreter(ctx.workspace, environ)
+        python = plan.python or interpreter.python
         # A checkout that has never run `uv run` has no environment yet to look in.
         if python.exists():
-            _check_installed(ref, python, environ, ctx.workspace, plan.cwd)
+            _check_installed(ref, python, environ, ctx.workspace, plan.cwd,
+                             fallback=plan.python is None and interpreter.is_fallback)
         _check_endpoint(target, environ, stack)
     return Prepared(args, target, plan, environ)
 
@@ -416,11 +418,13 @@ def _published_id(ref: EnvRef, workspace: Path) -> str:
 
 
 def _check_installed(ref: EnvRef, python: Path, environ: dict[str, str], workspace: Path,
-                     checkout: Path | None) -> None:
+                     checkout: Path | None, fallback: bool = False) -> None:
     """The eval imports the environment by name (a Hub id only loses its owner): it must be installed.
 
     `uv run eval` imports it in the prime-rl checkout's environment, which `rlpilot env install`
-    (the workspace's) does not reach.
+    (the workspace's) does not reach. `fallback`: the workspace has no Python of its own and
+    `python` is rlpilot's last-resort one, which `env install` never installs into (`uv sync` of
+    rlpilot would remove it again); `--create-venv` gives the workspace a .venv to install into.
     """
     if module_origin(python, ref.folder_name, environ) is not None:
         return
@@ -430,6 +434,11 @@ def _check_installed(ref: EnvRef, python: Path, environ: dict[str, str], workspa
         where = f"the prime-rl checkout's environment ({python})"
         hint = (f"install it there: `uv pip install --python {python} -e {local}`" if local.is_dir() else
                 f"install it there: `cd {checkout} && prime env install {hub_id}`")
+    elif fallback:
+        where = f"rlpilot's own Python ({python}; the workspace has no environment of its own)"
+        hint = ("give the workspace its own .venv and install it there: " +
+                (f"`rlpilot env install {ref.name} --create-venv`" if local.is_dir() else
+                 f"`rlpilot env install {hub_id} --create-venv`"))
     else:
         where = f"the workspace's Python ({python})"
         hint = (f"install it: `rlpilot env install {ref.name}` (or `uv pip install --python {python} -e {local}`)"

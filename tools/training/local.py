@@ -62,8 +62,8 @@ def launch_local(args: LaunchInput, ctx: Context) -> LaunchResult:
         problems = [migration_problem(plan, checkout.dialect, f"the prime-rl {checkout.version} checkout")]
     problems += _stack_problems(stack, plan, data)
     config = Path(plan.config)
+    plan.where = local_where(stack)
     if checkout and stack.uv:
-        plan.where = f"this machine, prime-rl {checkout.version} at {checkout.path}"
         plan.command = run_argv("uv", config, Path("<run folder>/outputs"))
         # The dry run is the checkout's own code (and `uv run` syncs its packages): it runs only
         # after the person's yes, never to make the preview they say yes to.
@@ -77,6 +77,19 @@ def launch_local(args: LaunchInput, ctx: Context) -> LaunchResult:
     if not args.yes:
         return LaunchResult(launched=False, plan=plan, problems=problems, next="confirm with --yes to launch")
     return _start(plan, problems, stack, ctx)
+
+
+def local_where(stack: StackResult) -> str:
+    """This machine's GPUs as `stack` found them, and the checkout that would run on them."""
+    gpus = stack.gpus or []
+    counts: dict[str, int] = {}
+    for gpu in gpus:
+        counts[gpu.name] = counts.get(gpu.name, 0) + 1
+    found = ", ".join(f"{n} x {name}" for name, n in counts.items())
+    where = (f"this machine's {len(gpus)} GPU(s): {found} ({gpus[0].source})" if gpus else
+             "this machine (no NVIDIA GPU found)")
+    checkout = stack.prime_rl
+    return where + (f"; prime-rl {checkout.version} at {checkout.path}" if checkout else "; no prime-rl checkout")
 
 
 def _dry_run(plan: LaunchPlan, stack: StackResult, config: Path) -> list[Finding]:

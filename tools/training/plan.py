@@ -38,7 +38,7 @@ class LaunchPlan(BaseModel):
     max_steps: int | None
     train_gpus: int
     infer_gpus: int
-    where: str = Field(description="Where the run will execute.")
+    where: str = Field(description="Where the run will execute; empty when the config does not say (no line).")
     gpu_type: str | None = None
     price_per_gpu_hour: float | None = None
     estimated_cost_per_hour: float | None = None
@@ -67,8 +67,9 @@ class LaunchPlan(BaseModel):
             f"steps       {self.max_steps if self.max_steps is not None else 'not set (prime-rl default)'}",
             f"gpus        {self.gpus} ({self.train_gpus} trainer + {self.infer_gpus} inference)"
             + (f", {self.gpu_type}" if self.gpu_type else ""),
-            f"runs on     {self.where}",
         ]
+        if self.where:  # left out, never shown empty, where the config does not say (SLURM without `[slurm]`)
+            lines.append(f"runs on     {self.where}")
         if self.target == "hosted":
             lines.append(f"cost        {cost}")
         if self.secrets:

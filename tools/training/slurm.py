@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from tools import cluster, process
 from tools.cluster import Cluster, SlurmRequest
 from tools.configs.detect import Installed
+from tools.configs.lint import no_slurm_table
 from tools.contract import Context
 from tools.errors import ToolError
 from tools.findings import Finding
@@ -59,19 +60,20 @@ def launch_slurm(args: LaunchInput, ctx: Context) -> LaunchResult:
     if checkout and plan.dialect != checkout.dialect:
         problems = [migration_problem(plan, checkout.dialect, f"the prime-rl {checkout.version} checkout")]
     problems += checkout_problems(checkout, uv)
+    # A config without `[slurm]` is refused by the config check for this target (`no-slurm-table`),
+    # which `read_plan` ran; the dialect mismatch above replaces those problems, so it is said again.
     request = cluster.request_of(data)
-    if request is None and not any(p.key == "slurm" for p in problems):  # config check may have said it already
-        problems.append(Finding(
-            severity="error", code="no-slurm-table", key="slurm", message=f"{plan.config} has no [slurm] table, "
-            "so prime-rl would run it on this machine instead of submitting it", fix="add [slurm] with the partition "
-            f"(and account, time) to use: `rlpilot config set {plan.config} slurm.partition=NAME`"))
+    if request is None and not any(p.key == "slurm" for p in problems):
+        problems.append(no_slurm_table(plan.config))
     if request is not None:
         plan.slurm = request
+        # The cluster's nodes, not this machine's GPUs: what the config asks of the partition.
+        plan.where = (f"SLURM partition {request.partition}, {request.nodes} node(s) x {request.gpus_per_node} GPUs"
+                      + (f", prime-rl {checkout.version} at {checkout.path}" if checkout else ""))
         output = output_folder(data, Path(checkout.path) if checkout else ctx.workspace, ctx.workspace, "<run id>")
         request.output_dir = str(output)
         problems += preflight(cluster.probe(environ), request, output, environ)
     if checkout and uv and request:
-        plan.where = f"SLURM partition {request.partition}, prime-rl {checkout.version} at {checkout.path}"
         plan.command = run_argv("uv", Path(plan.config), Path(request.output_dir or ""))
         script, failure = _render(uv.path, Path(plan.config), Path(checkout.path))
         request.script = script
