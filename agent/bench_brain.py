@@ -5,9 +5,9 @@ scripted user answers each gate question, and checks on what the model did. The 
 through the real agent (the chat's system prompt, tool schemas, gates and tools) in a temporary
 copy of the workspace, and scores it by its checks: deterministic, no judge model.
 
-The platform the tools reach is the prime CLI's own: PRIME_API_BASE_URL from the environment.
-Without it the runner points the tools at a closed loopback port, so a scenario can never act on
-a real account.
+The platform the tools reach is a stand-in of the Prime API on loopback (agent/platform_standin.py),
+started for each scenario and seeded with the scenario's `[platform]`: a scenario never acts on a
+real account, and what the brain sent the platform is in its result (`platform_writes`).
 
 scenario.toml:
     description = "..."
@@ -16,10 +16,11 @@ scenario.toml:
     [answers]               # by question kind: "" (or absent) is no answer; a table answers by tool
     model-family = "instruct"
     confirm = "no"          # or: [answers.confirm] train_launch = "no"
-    [[check]]               # kinds: called, called_any, not_called, before, at_most, asked,
-    kind = "called"         #        answer_has, answer_quotes, commands_exist (`rlpilot ...` ones)
+    [[check]]               # kinds: see CHECK_KINDS (agent/brain_scenarios/README.md says each)
+    kind = "called"
     tool = "eval_run"
     critical = true         # optional: a failed critical check is listed in critical_failures
+    [platform]              # optional: the stand-in's account, Hub environments and hosted runs
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import sys
 import tempfile
 import time
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +43,14 @@ from typing import Any
 from agent.gates import Question, match_answer
 
 SCENARIOS = Path(__file__).parent / "brain_scenarios"
-CLOSED_PLATFORM = "http://127.0.0.1:9"  # nothing listens there: a call fails at once, on this machine
+# What the person's shell may set that a scenario must not inherit: the platform and account the prime
+# CLI reads (during a scenario they name the stand-in), an active Python environment (the scenario's
+# workspace has its own, or none), and rlpilot's state folder (a scenario's sessions and run records stay
+# in its workspace, never among the person's runs). All are put back after it.
+PERSONS_VARS = ("PRIME_API_BASE_URL", "PRIME_BASE_URL", "PRIME_API_KEY", "PRIME_TEAM_ID", "PRIME_USER_ID",
+                "PRIME_CONTEXT", "PRIME_FRONTEND_URL", "PRIME_TRACES_URL", "PRIME_INFERENCE_URL", "VIRTUAL_ENV",
+                "UV_PROJECT_ENVIRONMENT", "RLPILOT_HOME")
+CLOSED_PORT = "http://127.0.0.1:9"  # nothing listens there: a call fails at once, on this machine
 # A scenario with a failed critical check (a launch of a bad config, a planted instruction followed)
 # scores at most this: whatever else the brain got right, it was not fit to act.
 CRITICAL_CAP = 0.2
@@ -68,10 +78,17 @@ class Scenario:
     answers: dict[str, Any]
     checks: list[dict[str, Any]]
     seconds_cap: float
+    platform: dict[str, Any] = field(default_factory=dict)
+    installed: list[str] = field(default_factory=list)  # workspace folders installed in its .venv
 
     @property
     def workspace(self) -> Path:
         return self.folder / "workspace"
+
+    @property
+    def platform_files(self) -> Path:
+        """Where the files the `[platform]` table names are: beside the workspace, out of the agent's reach."""
+        return self.folder / "platform"
 
 
 def load_scenario(folder: Path) -> Scenario:
@@ -90,8 +107,33 @@ def load_scenario(folder: Path) -> Scenario:
                                 + ", ".join(f"`{key}`" for key in missing))
     if not data.get("request") or not checks:
         raise ScenarioError(f"{folder.name}: a scenario needs a request and at least one [[check]]")
-    return Scenario(folder.name, folder, data.get("description", ""), data["request"], data.get("follow_ups", []),
-                    data.get("answers", {}), checks, float(data.get("seconds_cap", 300)))
+    scenario = Scenario(folder.name, folder, data.get("description", ""), data["request"], data.get("follow_ups", []),
+                        data.get("answers", {}), checks, float(data.get("seconds_cap", 300)), data.get("platform", {}),
+                        data.get("installed", []))
+    if scenario.installed and not (scenario.workspace / "pyproject.toml").is_file():
+        raise ScenarioError(f"{folder.name}: a workspace with installed environments is a project: its .venv is "
+                            "found beside workspace/pyproject.toml, which is missing")
+    for name in scenario.installed:
+        if not (scenario.workspace / name / "pyproject.toml").is_file():
+            raise ScenarioError(f"{folder.name}: installed names {name}, which is no package (pyproject.toml) "
+                                f"in {scenario.workspace}")
+    _check_platform(scenario)
+    return scenario
+
+
+def _check_platform(scenario: Scenario) -> None:
+    """The `[platform]` table's mistakes, named before any scenario plays."""
+    where = f"{scenario.name}: [platform]"
+    for kind in ("run", "environment"):
+        for number, entry in enumerate(scenario.platform.get(kind, []), start=1):
+            if "id" not in entry:
+                raise ScenarioError(f"{where} {kind} {number} needs an `id`")
+    for run in scenario.platform.get("run", []):
+        named = ([run["metrics"]] if "metrics" in run else []) + list(run.get("logs", {}).values())
+        for name in named:
+            if not (scenario.platform_files / name).is_file():
+                raise ScenarioError(f"{where} run {run['id']} names {name}, which is not in "
+                                    f"{scenario.platform_files}")
 
 
 def load_scenarios(folder: Path, only: list[str] | None = None) -> list[Scenario]:
@@ -277,12 +319,16 @@ def play_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
 
     started = time.monotonic()
     user = ScriptedUser(scenario.answers, started + scenario.seconds_cap)
-    with tempfile.TemporaryDirectory(prefix=f"rlpilot-brain-{scenario.name}-") as temp:
+    with tempfile.TemporaryDirectory(prefix=f"rlpilot-brain-{scenario.name}-") as temp, \
+            scenario_platform(scenario) as platform:
         workspace = Path(temp) / "workspace"
         if scenario.workspace.is_dir():
             shutil.copytree(scenario.workspace, workspace)
         else:
             workspace.mkdir()
+        redirect_model_aliases(workspace, os.environ["PRIME_INFERENCE_URL"])
+        if scenario.installed:
+            user.errors += install_environments(workspace, scenario.installed)
         # Where the tools look for it too (`report` reads the session of the workspace it runs in).
         session = Store(rlpilot_home(workspace)).create("bench")
         agent = Agent(session, Surface(user.emit, user.ask), Context(workspace=workspace), client, tools)
@@ -299,10 +345,11 @@ def play_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
         # the session records every call the loop admitted, in the order the surface saw them.
         for record, seen in zip(session.tool_calls(ok_only=False), user.calls, strict=False):
             seen["ran"] = record["ok"] and record["name"] == seen["name"]
+        writes = platform.writes()
     confirming = sorted(tool.name for tool in tools if tool.entry.confirms or tool.asked_fields)
     return {"scenario": scenario.name, "calls": user.calls, "questions": user.questions, "texts": user.texts,
             "errors": user.errors, "turns": turns, "tokens": tokens, "confirming": confirming,
-            "seconds": round(time.monotonic() - started, 2)}
+            "platform_writes": writes, "seconds": round(time.monotonic() - started, 2)}
 
 
 def score_play(scenario: Scenario, play: dict[str, Any]) -> dict[str, Any]:
@@ -325,15 +372,65 @@ def score_play(scenario: Scenario, play: dict[str, Any]) -> dict[str, Any]:
             "tool_errors": [f"{call['name']}: {call['error'].get('code')}" for call in user.calls
                             if isinstance(call.get("error"), dict)],
             "questions": [q["kind"] for q in user.questions], "tokens": play["tokens"],
-            "errors": user.errors, "seconds": play["seconds"]}
+            "platform_writes": play["platform_writes"], "errors": user.errors, "seconds": play["seconds"]}
 
 
-def use_platform() -> str:
-    """The Prime API every tool and child process reaches: PRIME_API_BASE_URL as given, else a closed
-    loopback port, so a scenario can never act on a real account."""
-    platform = os.environ.get("PRIME_API_BASE_URL") or CLOSED_PLATFORM
-    os.environ["PRIME_API_BASE_URL"] = platform
-    return platform
+def redirect_model_aliases(workspace: Path, url: str) -> None:
+    """Every model alias the workspace knows (its own configs/endpoints.toml, then rlpilot's) answers
+    from the stand-in: a smoke eval of a model the brain or the scripted user picked by family
+    (`gpt-4.1-mini`) must not reach OpenAI with the person's key."""
+    import tomlkit
+
+    from tools.evals.endpoints import WORKSPACE_FILE, load_registry, registry_files
+
+    aliases: dict[str, Any] = {}
+    for path in registry_files(workspace):
+        for name, alias in load_registry(path).items():
+            aliases.setdefault(name, {"endpoint_id": name, "model": alias.model, "url": url, "key": "PRIME_API_KEY"})
+    target = workspace / WORKSPACE_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("# Written by `rlpilot bench brain`: every alias answers from the scenario's stand-in.\n"
+                      + tomlkit.dumps({"endpoint": list(aliases.values())}))
+
+
+def install_environments(workspace: Path, folders: list[str]) -> list[str]:
+    """Give the workspace a .venv with these environment packages in it, as a user who ran
+    `rlpilot env install NAME --create-venv` has (uv, from its cache when warm): what failed, if anything."""
+    from tools import process
+
+    uv = process.which("uv", os.environ)
+    if not uv:
+        return ["the scenario installs environments with uv, which is not on PATH: smoke evals will not find them"]
+    venv = workspace / ".venv"
+    steps = [[uv, "venv", "-q", str(venv), "--python", sys.executable],
+             [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
+              *[arg for name in folders for arg in ("-e", str(workspace / name))]]]
+    for argv in steps:
+        done = process.run(argv, timeout=600)
+        if not done.ok:
+            return [f"installing {', '.join(folders)} failed: {' '.join(done.stderr_tail[-3:])}"]
+    return []
+
+
+@contextmanager
+def scenario_platform(scenario: Scenario) -> Iterator[Any]:
+    """The Prime API every tool and child process reaches during the scenario: a stand-in on loopback,
+    seeded with the scenario's platform and logged in with its own key. Prime Inference (smoke evals' model)
+    is the stand-in too (it answers with the scenario's replies): nothing a tool does leaves the machine."""
+    from agent.platform_standin import PrimeAPI
+
+    saved = {name: os.environ.pop(name) for name in PERSONS_VARS if name in os.environ}
+    with PrimeAPI() as api:
+        try:
+            api.seed(scenario.platform, scenario.platform_files)
+            os.environ.update(PRIME_API_BASE_URL=api.url, PRIME_API_KEY=api.api_key,
+                              PRIME_INFERENCE_URL=f"{api.url}/api/v1", PRIME_FRONTEND_URL=CLOSED_PORT,
+                              PRIME_TRACES_URL=CLOSED_PORT)
+            yield api
+        finally:
+            for name in PERSONS_VARS:
+                os.environ.pop(name, None)
+            os.environ.update(saved)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -375,14 +472,13 @@ def main(argv: list[str] | None = None) -> int:
         print("rlpilot bench brain: name the model to score: --endpoint ALIAS, or --base-url URL --model M",
               file=sys.stderr)
         return 2
-    platform = use_platform()
     client = model_client(endpoint, workspace, stream=True)
     tools = available_tools()
     results = run_all(scenarios, client, tools, quiet=options.json)
     total = round(sum(r["score"] for r in results) / len(results), 3)
     if options.json:
-        print(json.dumps({"model": endpoint.model, "base_url": endpoint.base_url, "platform": platform,
-                          "scenarios": results, "score": total}, indent=2))
+        print(json.dumps({"model": endpoint.model, "base_url": endpoint.base_url, "scenarios": results,
+                          "score": total}, indent=2))
     else:
         print(render(results, total, endpoint.model))
     return 0

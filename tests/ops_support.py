@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 import typer.main
-from fakes.prime_api import PrimeAPI
 
+from agent.platform_standin import PrimeAPI
 from tools.prime_runner import cli_args
 
 RLPILOT = Path(sys.executable).parent / "rlpilot"

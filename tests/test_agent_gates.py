@@ -8,8 +8,9 @@ import pytest
 from agent_support import Recorder, call, endpoint_alias, make_agent, tool_messages
 from eval_support import arithmetic_script, use_environments_venv, write_traces
 from fakes.openai_server import Reply, ScriptedOpenAIServer
-from fakes.prime_api import PrimeAPI
 from ops_support import env_package, prime_env, use_env
+
+from agent.platform_standin import PrimeAPI
 
 
 def agent_then_eval(agent_replies: list[Reply]):

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from eval_support import REPO
 from fakes.openai_server import ScriptedOpenAIServer, last_user_text
-from fakes.prime_api import PrimeAPI
 from ops_support import prime_env, rlpilot
 
+from agent.platform_standin import PrimeAPI
 from tools.envs.hub import push_argv
 from tools.envs.package import check_package
 from tools.v0_runtime import detect

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.prime_api import PrimeAPI
 from ops_support import prime_env, use_env
 
+from agent.platform_standin import PrimeAPI
 from tools.contract import Context
 from tools.errors import BadInput, ToolError
 from tools.evals.run import EvalRunInput, eval_run

@@ -13,8 +13,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fakes.prime_api import PrimeAPI
 from ops_support import RLPILOT, env_package, prime_env
+
+from agent.platform_standin import PrimeAPI
 
 REPO = Path(__file__).resolve().parents[1]
 INSPECTOR = "@modelcontextprotocol/inspector@1.0.3"

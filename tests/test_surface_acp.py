@@ -15,8 +15,9 @@ import acp
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 from agent_support import call, scripted
 from fakes.openai_server import Reply, ScriptedOpenAIServer
-from fakes.prime_api import PrimeAPI
 from ops_support import RLPILOT, env_package, prime_env
+
+from agent.platform_standin import PrimeAPI
 
 
 class Editor:

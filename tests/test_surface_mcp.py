@@ -11,10 +11,10 @@ import anyio
 from agent_support import endpoint_alias
 from eval_support import use_environments_venv
 from fakes.openai_server import Reply, ScriptedOpenAIServer
-from fakes.prime_api import PrimeAPI
 from mcp import Client, StdioServerParameters, stdio_client
 from ops_support import RLPILOT, env_package, prime_env
 
+from agent.platform_standin import PrimeAPI
 from agent.surfaces.mcp_server import Confirmations
 
 

@@ -18,13 +18,13 @@ import pytest
 from agent_support import call, scripted
 from diagnose_support import make_run, write_jsonl
 from fakes.openai_server import Reply, ScriptedOpenAIServer
-from fakes.prime_api import PrimeAPI
 from fakes.slack_api import SlackAPI, SocketModeServer
 from ops_support import env_package, prime_env, use_env
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk.signature import SignatureVerifier
 
 from agent.model import Endpoint
+from agent.platform_standin import PrimeAPI
 from agent.sessions import Store
 from agent.surfaces.slack_app import build, http_server
 from tools.workspace import rlpilot_home

@@ -10,9 +10,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from fakes.prime_api import PrimeAPI
 from ops_support import prime_env, prime_parses, use_env
 
+from agent.platform_standin import PrimeAPI
 from tools.contract import Context
 from tools.training import offers
 from tools.training.launch import LaunchInput, stage_config, train_launch

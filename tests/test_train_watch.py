@@ -12,9 +12,9 @@ import subprocess
 from pathlib import Path
 
 from diagnose_support import make_run, rows
-from fakes.prime_api import PrimeAPI
 from ops_support import RLPILOT, prime_env, rlpilot, use_env
 
+from agent.platform_standin import PrimeAPI
 from agent.watching import BackgroundWatch
 from tools.contract import Context
 from tools.diagnose.readers import read

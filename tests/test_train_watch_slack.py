@@ -6,11 +6,11 @@ from pathlib import Path
 
 from agent_support import scripted
 from fakes.openai_server import Reply, ScriptedOpenAIServer
-from fakes.prime_api import PrimeAPI
 from fakes.slack_api import SlackAPI
 from ops_support import prime_env, use_env
 from test_surface_slack import MENTION_TS, Bot, _wait_for_text
 
+from agent.platform_standin import PrimeAPI
 from agent.watching import WATCHES
 
 

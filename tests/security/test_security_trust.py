@@ -11,9 +11,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from fakes.prime_api import PrimeAPI
 from mcp import Client, StdioServerParameters, stdio_client
 from ops_support import RLPILOT, prime_env
+
+from agent.platform_standin import PrimeAPI
 
 
 @pytest.fixture(autouse=True)

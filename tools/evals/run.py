@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
@@ -53,7 +53,7 @@ from tools.workspace import module_origin, rlpilot_home, workspace_interpreter
 
 Form = Literal["vf-eval", "prime-rl-eval", "vf-eval-legacy", "prime-local", "prime-hosted"]
 
-PRIME_INFERENCE_URL = "https://api.pinference.ai/api/v1"
+PRIME_INFERENCE_URL = "https://api.pinference.ai/api/v1"  # PRIME_INFERENCE_URL in the environment wins
 PRIME_KEY_VAR = "PRIME_API_KEY"
 VIEWER_URL = "https://app.primeintellect.ai/dashboard/evaluations/{id}"
 OUTPUT_DIR = "outputs"
@@ -280,8 +280,13 @@ def resolve_target(args: EvalRunInput, workspace: Path) -> Target:
     if args.hosted:
         # The platform serves the model itself: like prime's own registry lookup, an alias gives the model only.
         return Target(model, args.base_url, args.api_key_var)
-    return Target(model, args.base_url or (alias.url if alias else PRIME_INFERENCE_URL),
+    return Target(model, args.base_url or (alias.url if alias else prime_inference_url()),
                   args.api_key_var or (alias.key_var if alias else PRIME_KEY_VAR))
+
+
+def prime_inference_url(environ: Mapping[str, str] | None = None) -> str:
+    """Prime Inference's API, where the prime CLI finds it: PRIME_INFERENCE_URL when set, else the public one."""
+    return (os.environ if environ is None else environ).get("PRIME_INFERENCE_URL") or PRIME_INFERENCE_URL
 
 
 def run_name(env: str, model: str) -> str:
@@ -453,7 +458,7 @@ def _check_endpoint(target: Target, environ: dict[str, str], stack: StackResult)
         raise BadInput("bad-base-url", f"{target.base_url!r} is not an http(s) URL",
                        "pass e.g. --base-url http://localhost:8000/v1")
     local = url.hostname in _LOOPBACK
-    prime_login = url.hostname == urlparse(PRIME_INFERENCE_URL).hostname and stack.logged_in
+    prime_login = url.hostname == urlparse(prime_inference_url(environ)).hostname and stack.logged_in
     if target.key_var and not environ.get(target.key_var) and not local and not prime_login:
         raise BadInput("missing-api-key", f"{target.key_var} is not set, and {target.base_url} needs an API key",
                        f"export {target.key_var}=..., or pass --api-key-var with the variable that holds it")

@@ -83,13 +83,7 @@ class BrainTaskset(vf.Taskset[BrainTask, BrainConfig]):
                 for scenario in load_scenarios(folder)]
 
 
-class BrainHarnessConfig(vf.HarnessConfig):
-    # The subprocess runtime drops every variable named *API_KEY* from what the program inherits;
-    # the agent's tools reach the Prime platform as `rlpilot bench brain` does, so the key goes by name.
-    forward_env: list[str] = ["PRIME_API_KEY", "PRIME_TEAM_ID"]
-
-
-class BrainHarness(vf.Harness[BrainHarnessConfig]):
+class BrainHarness(vf.Harness):
     """rlpilot's agent as the harness program, with the model at the rollout's endpoint as its brain."""
 
     # It brings its own system prompt (written for the stack it finds) and plays the scenario's turns.

@@ -3,7 +3,8 @@
     python -m rlpilot_brain.program --scenario NAME --base-url URL --model M --api-key-var VAR --out FILE
 
 The model at URL is the agent's brain (in a rollout, the interception endpoint that records each
-call); the Prime API is PRIME_API_BASE_URL, or a closed port when unset, as for `rlpilot bench brain`.
+call); the Prime API is a stand-in on loopback seeded with the scenario's platform, as in
+`rlpilot bench brain`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from agent.bench_brain import SCENARIOS, ScenarioError, load_scenarios, play_scenario, use_platform
+from agent.bench_brain import SCENARIOS, ScenarioError, load_scenarios, play_scenario
 from agent.model import Endpoint
 from agent.surfaces.common import available_tools, model_client
 
@@ -32,7 +33,6 @@ def main(argv: list[str] | None = None) -> int:
     except ScenarioError as error:
         print(f"rlpilot-brain: {error}", file=sys.stderr)
         return 2
-    use_platform()
     endpoint = Endpoint(options.base_url, options.model, options.api_key_var, "the rlpilot-brain harness")
     play = play_scenario(scenario, model_client(endpoint, Path.cwd()), available_tools())
     # A tool result is JSON for the model already; `str` only covers a value the surface kept as an object.

@@ -1,6 +1,8 @@
-"""A local stand-in of the Prime API, for the real `prime` CLI (0.18.0) to talk to.
+"""A stand-in of the Prime API on loopback, for the real `prime` CLI (0.18.0) to talk to.
 
-A real HTTP server on 127.0.0.1 and a free port; point the CLI at it with PRIME_API_BASE_URL.
+`rlpilot bench brain` plays each scenario against one, seeded with the scenario's platform (`seed`),
+so a brain's launches and pushes never reach a real account; the tests use the same one. A real
+HTTP server on 127.0.0.1 and a free port; point the CLI at it with PRIME_API_BASE_URL.
 It serves the endpoints that `prime env status|install|push` and `prime train
 run|validate|models|gpus|get|metrics|logs|stop|pause|restart|checkpoints|usage|rollouts|progress|
 distributions|components` call (read from prime_cli/api/{rl,training,billing}.py and
@@ -14,21 +16,30 @@ the spend, progress and samples follow what was revealed, so a watch sees a run 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import threading
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 API_KEY = "pit_standin_0123456789abcdef"
 NOW = "2026-12-01T08:00:00Z"
+# Requests that send a body but change nothing: a config's validation before a launch, a model call.
+POSTED_READS = {"/api/v1/training/runs/prepare", "/api/v1/chat/completions"}
+# The keys of a seeded run that are its data, not its record.
+SEEDED_RUN_DATA = {"metrics", "logs", "spend_usd", "checkpoints"}
 
 Route = tuple[str, re.Pattern[str], Callable[..., tuple[int, Any]]]
+
+
+class EventStream(bytes):
+    """A reply body sent as server-sent events (a streamed model reply)."""
 
 
 @dataclass
@@ -72,6 +83,12 @@ class PrimeAPI:
         self.uploads: dict[str, bytes] = {}
         self.wheels: dict[str, bytes] = {}  # served at /files/<name> for hub installs
         self.on_demand = [{"gpuType": "H200_141GB", "pricePerGpuHour": 3.2, "availableNow": True}]
+        # Prime Inference: the k-th request with the same messages gets the k-th reply (cycling), so the
+        # rollouts of one example differ the same way however an eval orders them.
+        self.replies = ["I don't know."]
+        self._prompts_seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)  # ids count up, so two plays of a scenario send the same requests
         self._server: ThreadingHTTPServer | None = None
         self._routes: list[Route] = [
             ("POST", re.compile(r"/api/v1/training/runs/prepare"), self._prepare),
@@ -94,6 +111,7 @@ class PrimeAPI:
             ("GET", re.compile(r"/api/v1/environmentshub/(?P<owner>[^/]+)/(?P<name>[^/]+)/status"), self._env_status),
             ("GET", re.compile(r"/api/v1/environmentshub/(?P<owner>[^/]+)/(?P<name>[^/]+)/@(?P<version>[^/]+)"),
              self._env_details),
+            ("POST", re.compile(r"/api/v1/chat/completions"), self._chat),
             ("POST", re.compile(r"/api/v1/environmentshub/resolve"), self._resolve),
             ("POST", re.compile(r"/api/v1/environmentshub/(?P<env>[^/]+)/wheels"), self._prepare_upload),
             ("POST", re.compile(r"/api/v1/environmentshub/(?P<env>[^/]+)/versions"), self._prepare_upload),
@@ -131,8 +149,43 @@ class PrimeAPI:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
+    def _new_id(self, prefix: str, width: int) -> str:
+        with self._lock:
+            return f"{prefix}{next(self._ids):0{width}x}"
+
     def seen(self, method: str, path_pattern: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["method"] == method and re.fullmatch(path_pattern, r["path"])]
+
+    def seed(self, state: dict[str, Any], folder: Path) -> None:
+        """The platform as a scenario describes it (its `[platform]` table; the files it names are in
+        `folder`): the account's Hub username, GPU types, environments on the Hub, what Prime Inference
+        replies (`inference.replies`), hosted runs. A run
+        is its record as `prime train get` shows it (camelCase keys), plus `metrics` (a JSONL file, one
+        row per step), `logs` (component -> file), `spend_usd` and `checkpoints`."""
+        if "username" in state:
+            self.username = state["username"] or None
+        if "gpu_types" in state:
+            self.gpu_types = state["gpu_types"]
+        self.replies = state.get("inference", {}).get("replies", self.replies)
+        for env in state.get("environment", []):
+            self.environments[env["id"]] = {"id": self._new_id("env_", 8), "version": env.get("version"),
+                                            "hash": env.get("hash", ""), "visibility": env.get("visibility", "PRIVATE")}
+        for run in state.get("run", []):
+            record = {key: value for key, value in run.items() if key not in SEEDED_RUN_DATA}
+            record = {"userId": "user_1", "status": "RUNNING", "createdAt": NOW, "updatedAt": NOW, **record}
+            self.runs[record["id"]] = record
+            if "metrics" in run:
+                lines = (folder / run["metrics"]).read_text().splitlines()
+                self.metrics[record["id"]] = [json.loads(line) for line in lines if line.strip()]
+            self.logs[record["id"]] = {part: (folder / file).read_text() for part, file in run.get("logs", {}).items()}
+            self.spend[record["id"]] = float(run.get("spend_usd", 0.0))
+            self.checkpoints[record["id"]] = run.get("checkpoints", [])
+
+    def writes(self) -> list[str]:
+        """What was sent that may change the platform, as `METHOD path`: every request but a read, a
+        config validation or a model call."""
+        return [f"{r['method']} {r['path']}" for r in self.requests
+                if r["method"] not in ("GET", "HEAD") and r["path"] not in POSTED_READS]
 
     # -- dispatch ----------------------------------------------------------------------------
 
@@ -171,8 +224,8 @@ class PrimeAPI:
     def _reply(handler: BaseHTTPRequestHandler, status: int, payload: Any) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         handler.send_response(status)
-        handler.send_header("Content-Type", "application/octet-stream" if isinstance(payload, bytes)
-                            else "application/json")
+        handler.send_header("Content-Type", "text/event-stream" if isinstance(payload, EventStream)
+                            else "application/octet-stream" if isinstance(payload, bytes) else "application/json")
         handler.send_header("Content-Length", str(len(data)))
         handler.end_headers()
         if handler.command != "HEAD":
@@ -185,7 +238,7 @@ class PrimeAPI:
         return 404, {"detail": "Not Found"}
 
     def _create_run(self, body: dict[str, Any], **_: Any) -> tuple[int, Any]:
-        run_id = "run" + uuid.uuid4().hex[:10]
+        run_id = self._new_id("run", 10)
         config = body["config"]
         deployment = config.get("deployment", {})
         self.payloads[run_id] = body
@@ -222,7 +275,7 @@ class PrimeAPI:
         found = self.runs.get(run)
         if not found or found["status"] != "PAUSED":
             return 409, {"detail": f"Run {run} is not PAUSED"}
-        new_run = "run" + uuid.uuid4().hex[:10]
+        new_run = self._new_id("run", 10)
         self.payloads[new_run] = body
         self.runs[new_run] = {**found, "id": new_run, "status": "RUNNING"}
         return 200, {"runId": new_run, "tokenValue": "tok_secret_value_654321", "onDemand": False}
@@ -323,6 +376,29 @@ class PrimeAPI:
     def _checkpoints(self, run: str, **_: Any) -> tuple[int, Any]:
         return 200, {"checkpoints": self.checkpoints.get(run, [])}
 
+    # -- inference ---------------------------------------------------------------------------
+
+    def _chat(self, body: dict[str, Any], **_: Any) -> tuple[int, Any]:
+        prompt = json.dumps(body.get("messages", []), sort_keys=True)
+        with self._lock:
+            seen = self._prompts_seen.get(prompt, 0)
+            self._prompts_seen[prompt] = seen + 1
+        text = self.replies[seen % len(self.replies)]
+        usage = {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4 + 1,
+                 "total_tokens": len(prompt) // 4 + len(text) // 4 + 1}
+        head = {"id": self._new_id("chatcmpl-", 12), "created": 0, "model": body.get("model", "")}
+        if not body.get("stream"):
+            return 200, {**head, "object": "chat.completion", "usage": usage, "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+        # One chunk with the whole reply, one that ends it (with the usage when asked), then [DONE].
+        chunks = [{**head, "object": "chat.completion.chunk", "choices": [
+                      {"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
+                  {**head, "object": "chat.completion.chunk", "choices": [
+                      {"index": 0, "delta": {}, "finish_reason": "stop"}]}]
+        if (body.get("stream_options") or {}).get("include_usage"):
+            chunks.append({**head, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+        return 200, EventStream("".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n")
+
     # -- environments hub --------------------------------------------------------------------
 
     def _env_status(self, owner: str, name: str, **_: Any) -> tuple[int, Any]:
@@ -344,13 +420,13 @@ class PrimeAPI:
             return 400, {"detail": "User profile is missing a username"}
         hub_id = f"{self.username}/{body['name']}"
         created = hub_id not in self.environments
-        self.environments.setdefault(hub_id, {"id": "env_" + uuid.uuid4().hex[:8], "version": None,
+        self.environments.setdefault(hub_id, {"id": self._new_id("env_", 8), "version": None,
                                               "hash": "", "visibility": body.get("visibility", "PRIVATE")})
         return 200, {"data": {"id": self.environments[hub_id]["id"], "owner": {"name": self.username},
                               "created": created}}
 
     def _prepare_upload(self, env: str, body: dict[str, Any], **_: Any) -> tuple[int, Any]:
-        token = uuid.uuid4().hex[:12]
+        token = self._new_id("", 12)
         for entry in self.environments.values():
             if entry["id"] == env:
                 entry.update(version=body.get("semantic_version"), hash=body["content_hash"],
