@@ -131,3 +131,22 @@ def test_rlpilots_own_env_check_finds_no_error_in_it(brain_venv, tmp_path):
     result = json.loads(done.stdout)
     assert done.returncode == 0 and not [f for f in result["findings"] if f["severity"] == "error"], result
     assert {f["code"] for f in result["findings"]} == {"no-gold-check"}
+
+
+@pytest.mark.slow
+def test_rlpilots_own_eval_run_plays_it_with_its_own_harness(brain_venv, tmp_path):
+    """`rlpilot eval run rlpilot-brain` leaves the harness to the environment (no `null` over it), so the
+    scripted playbook brain plays the first scenario and scores full marks."""
+    from eval_support import rlpilot
+
+    first = load_scenarios(SCENARIOS)[0].name
+    with ScriptedOpenAIServer(policy(ORACLE)) as server:
+        env = prime_env(tmp_path / "home", RLPILOT_HOME=str(tmp_path / "state"), VIRTUAL_ENV=str(brain_venv),
+                        STUB_API_KEY="stub")
+        done = rlpilot("eval", "run", "rlpilot-brain", "-m", "stub-model", "--base-url", server.base_url,
+                       "--api-key-var", "STUB_API_KEY", "-n", "1", "-r", "1", "--no-upload", "--json",
+                       cwd=tmp_path, env=env)
+    result = json.loads(done.stdout)
+    assert done.returncode == 0 and result["ok"], result
+    assert "--env.agent.harness.id" not in result["command"]
+    assert result["summary"]["reward"]["mean"] == 1.0, (first, result["summary"])

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from eval_support import REPO, use_environments_venv
+from eval_support import ENVIRONMENTS, REPO, use_environments_venv
+from fakes.openai_server import ScriptedOpenAIServer
 
 from tools.contract import Context
 from tools.envs.hub import EnvInstallInput, install_preview
 from tools.errors import BadInput, ToolError
 from tools.evals.endpoints import find_alias
-from tools.evals.run import EvalRunInput, Target, eval_run, plan_command, resolve_target
+from tools.evals.run import EvalRunInput, Target, bundled_harness, eval_plan, eval_run, plan_command, resolve_target
 from tools.installed import Package, PrimeRL
 from tools.stack import StackInput, stack_info
 from tools.workspace import workspace_interpreter
@@ -207,3 +210,107 @@ def test_an_alias_gives_model_url_and_key_locally_and_only_the_model_hosted(tmp_
     # No alias and no URL: Prime Inference, named explicitly rather than left to vf-eval's default.
     plain = resolve_target(EvalRunInput(env="tiny-arith", model="openai/gpt-4.1-mini"), tmp_path)
     assert plain == Target("openai/gpt-4.1-mini", "https://api.pinference.ai/api/v1", "PRIME_API_KEY")
+
+
+def test_the_harness_an_environment_ships_is_read_from_its_source(tmp_path):
+    def harness_of(source: str) -> str | None:
+        module = tmp_path / "env_module.py"
+        module.write_text(source)
+        return bundled_harness(module)
+
+    taskset = "import verifiers.v1 as vf\n\nclass MyTaskset(vf.Taskset[vf.Task, vf.TasksetConfig]):\n    pass\n"
+    assert harness_of(taskset + "\n__all__ = ['MyTaskset']\n") is None
+    assert harness_of(taskset + "\nclass MyHarness(vf.Harness[vf.HarnessConfig]):\n    pass\n\n"
+                      "__all__ = ['MyTaskset', 'MyHarness']\n") == "MyHarness"
+    assert harness_of("from verifiers.v1 import Harness\n\nclass Mine(Harness):\n    pass\n\n"
+                      "__all__: list[str] = ('Mine',)\n") == "Mine"
+    # verifiers looks for it in `__all__` only: a harness left out of it is not the environment's.
+    assert harness_of(taskset + "\nclass MyHarness(vf.Harness):\n    pass\n\n__all__ = ['MyTaskset']\n") is None
+    assert harness_of("def load_environment(:\n") is None and bundled_harness(tmp_path / "missing.py") is None
+    assert bundled_harness(None) is None
+    # The repo's own: rlpilot-brain plays with rlpilot's agent, tiny-arith has no harness of its own.
+    assert bundled_harness(ENVIRONMENTS / "rlpilot_brain" / "rlpilot_brain" / "__init__.py") == "BrainHarness"
+    assert bundled_harness(ENVIRONMENTS / "tiny_arith" / "tiny_arith.py") is None
+
+
+def test_the_harness_flag_is_left_out_for_an_environments_own_and_named_when_asked(stack, tmp_path):
+    target = Target("stub", "http://127.0.0.1:8000/v1", "STUB_API_KEY")
+    environ = {"PATH": str(REPO / ".venv" / "bin")}
+
+    def argv(own: str | None, **fields) -> list[str]:
+        args = EvalRunInput(env="rlpilot-brain", model="stub", **fields)
+        return plan_command(args, target, stack, environ, tmp_path, NAME, own_harness=own).argv
+
+    def harness_flag(made: list[str]) -> str | None:
+        return made[made.index("--env.agent.harness.id") + 1] if "--env.agent.harness.id" in made else None
+
+    assert harness_flag(argv("BrainHarness")) is None
+    assert harness_flag(argv(None)) == "null"
+    assert harness_flag(argv("BrainHarness", harness="bash")) == "bash"
+    # prime-rl's `uv run eval` takes the same flags.
+    checkout = PrimeRL(path=str(tmp_path / "prime-rl"), version="0.9.1", dialect="prime-rl-v0.9", found_by="test")
+    v09 = stack.model_copy(update={"verifiers": None, "prime_rl": checkout, "uv": Package(version="0.9", path="uv")})
+    made = plan_command(EvalRunInput(env="rlpilot-brain", model="stub", upload=False), target, v09,
+                        {"PATH": "/usr/bin:/bin"}, tmp_path, NAME, own_harness="BrainHarness")
+    assert made.form == "prime-rl-eval" and "--env.agent.harness.id" not in made.argv
+
+
+@pytest.fixture(scope="module")
+def harness_workspace(tmp_path_factory) -> Path:
+    """A workspace venv (verifiers 0.4) holding an environment with a harness of its own (rlpilot-brain), one
+    without (tiny-arith), and a verifiers v0 one installed from outside the workspace, as a Hub install is:
+    `load_environment` and nothing else (tests/environments/tiny_v0_sum pins verifiers<0.4, which cannot share
+    this venv). Installed from the warm uv cache."""
+    base = tmp_path_factory.mktemp("harness")
+    legacy = base / "legacy_sum"
+    (legacy / "legacy_sum").mkdir(parents=True)
+    (legacy / "pyproject.toml").write_text(
+        '[project]\nname = "legacy-sum"\nversion = "0.1.0"\nrequires-python = ">=3.11"\n\n'
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n\n'
+        '[tool.hatch.build.targets.wheel]\npackages = ["legacy_sum"]\n')
+    (legacy / "legacy_sum" / "__init__.py").write_text(
+        'def load_environment(**kwargs):\n    raise RuntimeError("verifiers 0.4 never calls this")\n')
+    venv = base / ".venv"
+    subprocess.run(["uv", "venv", "-q", str(venv), "--python", sys.executable], check=True)
+    subprocess.run(["uv", "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
+                    "-e", str(ENVIRONMENTS / "rlpilot_brain"), "-e", str(ENVIRONMENTS / "tiny_arith"),
+                    "-e", str(legacy)], check=True)
+    workspace = base / "ws"
+    workspace.mkdir()
+    return workspace
+
+
+@pytest.fixture
+def in_harness_workspace(harness_workspace, monkeypatch) -> Path:
+    monkeypatch.setenv("VIRTUAL_ENV", str(harness_workspace.parent / ".venv"))
+    for name in ("UV_PROJECT_ENVIRONMENT", "RLPILOT_HOME", "STUB_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return harness_workspace
+
+
+def test_the_preview_says_which_harness_plays_and_an_environments_own_is_not_overridden(in_harness_workspace):
+    ctx = Context(workspace=in_harness_workspace)
+    with ScriptedOpenAIServer(lambda request: "42") as server:
+        def preview(env: str, **fields):
+            return eval_plan(EvalRunInput(env=env, model="stub-model", base_url=server.base_url, **fields), ctx)
+
+        own, plain, named = preview("rlpilot-brain"), preview("tiny-arith"), preview("rlpilot-brain", harness="bash")
+    assert own.form == "vf-eval" and "--env.agent.harness.id" not in own.command
+    assert own.harness == "the environment's own (BrainHarness)"
+    assert "harness: the environment's own (BrainHarness)" in own.render()
+    flag = plain.command.index("--env.agent.harness.id")
+    assert plain.command[flag + 1] == "null" and "harness: null (a plain chat loop)" in plain.render()
+    flag = named.command.index("--env.agent.harness.id")
+    assert named.command[flag + 1] == "bash" and named.harness == "bash"
+    # What the user confirmed names the harness: another one is another plan.
+    assert len({own.binding(), named.binding()}) == 2
+
+
+def test_a_verifiers_v0_environment_that_vf_eval_0_4_cannot_load_is_named_as_such(in_harness_workspace):
+    with ScriptedOpenAIServer(lambda request: "42") as server, pytest.raises(ToolError) as failed:
+        eval_run(EvalRunInput(env="legacy-sum", model="stub-model", base_url=server.base_url, num_examples=1,
+                              rollouts=1, upload=False), Context(workspace=in_harness_workspace))
+    assert failed.value.code == "env-is-v0", failed.value
+    assert "verifiers v0 environment" in failed.value.message
+    assert "verifiers<0.4" in failed.value.hint and "vf-init NAME" in failed.value.hint
+    assert server.requests == []

@@ -15,6 +15,7 @@ Every rollout can error while the CLI exits 0, so the run is judged by its resul
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -49,6 +50,7 @@ from tools.evals.results import (
 from tools.evals.summarize import EvalSummary, summarize_run
 from tools.prime_runner import cli_args, find_prime, prime_environment, raise_known_failure
 from tools.stack import HOW_TO_GET, StackInput, StackResult, stack_info
+from tools.v0_runtime import V0_REQUIREMENT, detect, ensure_runtime, runtime_dir, v0_message, v0_options
 from tools.workspace import module_origin, rlpilot_home, workspace_interpreter
 
 Form = Literal["vf-eval", "prime-rl-eval", "vf-eval-legacy", "prime-local", "prime-hosted"]
@@ -73,6 +75,13 @@ _KNOWN_FAILURES = (
      "publish it first: `rlpilot env push ENV`"),
     ("failed to prepare uv script", "harness-setup-failed", "the harness could not install its packages",
      "vf-eval installs the harness from the package index before each run: check network access to it"),
+    # verifiers 0.4's loader (v1/utils/loaders.py `_plugin_class`), on a module without `__all__` ("defines no
+    # `__all__`; a taskset must export its Taskset subclass via `__all__`") or without a Taskset in it ("exports
+    # no Taskset subclass via `__all__`"): what a v0 environment installed from the Hub gives it.
+    ("Taskset subclass via `__all__`", "env-is-v0", v0_message("the environment"),
+     v0_options("NAME") + f"; or put its source in environments/NAME, where `rlpilot eval run NAME` runs it "
+     f"with {V0_REQUIREMENT} in a runtime of its own (a verifiers 0.4 environment after all: list its Taskset "
+     "subclass in its module's `__all__`)"),
 )
 
 
@@ -96,8 +105,9 @@ class EvalRunInput(BaseModel):
                       Field(description="Upload results to the platform (vf-eval's default); --no-upload only "
                                         "when the user asked.")] = True
     # Where and how rollouts run costs money (`prime` is a paid sandbox): the user's call, not the model's.
-    harness: Annotated[str, Arg(cli_only=True),
-                       Field(description="vf-eval harness; `null` is a plain chat loop.")] = "null"
+    harness: Annotated[str | None, Arg(cli_only=True),
+                       Field(description="vf-eval harness; default: the environment's own when it ships one, "
+                                         "else `null` (a plain chat loop).")] = None
     runtime: Annotated[str, Arg(cli_only=True), Field(
         description="vf-eval runtime; `subprocess` runs on this machine, `prime` in a paid sandbox.")] = "subprocess"
     timeout_minutes: Annotated[float, Arg(cli_only=True),
@@ -146,6 +156,8 @@ class EvalPlan(ToolResult):
     num_examples: int
     rollouts: int
     upload: bool
+    harness: str | None = Field(None, description="What plays each rollout (vf-eval 0.4 and prime-rl's eval); "
+                                                  "None for the forms that take no harness.")
     command: list[str]
 
     def render(self) -> str:
@@ -155,6 +167,7 @@ class EvalPlan(ToolResult):
             f"eval {self.env} with {self.model} {where}{key}",
             f"{self.num_examples} examples x {self.rollouts} rollouts = {self.num_examples * self.rollouts} "
             f"model calls or more; results {'uploaded to the platform' if self.upload else 'kept here'}",
+            *([f"harness: {self.harness}"] if self.harness else []),
             f"command: {' '.join(self.command)}"])
 
     def binding(self) -> str:
@@ -180,6 +193,7 @@ class Plan:
     progress: Callable[[], Path | None] | None = None  # a file with a line per finished rollout, if not results
     python: Path | None = None  # the interpreter that imports the environment, when not the workspace's
     prepare: Callable[[], None] | None = None  # makes what the command needs (a v0 runtime) just before it runs
+    harness: str | None = None  # what plays each rollout, as the preview names it; None where the form has none
 
 
 @dataclass
@@ -193,7 +207,7 @@ class Prepared:
         args, target = self.args, self.target
         return EvalPlan(form=self.plan.form, env=args.env, model=target.model, base_url=target.base_url,
                         api_key_var=target.key_var, num_examples=args.num_examples, rollouts=args.rollouts,
-                        upload=args.upload, command=self.plan.argv)
+                        upload=args.upload, harness=self.plan.harness, command=self.plan.argv)
 
 
 def _prepare(args: EvalRunInput, ctx: Context) -> Prepared:
@@ -207,8 +221,9 @@ def _prepare(args: EvalRunInput, ctx: Context) -> Prepared:
     target = resolve_target(args, ctx.workspace)
     environ = prime_environment(ctx.workspace)
     stack = stack_info(StackInput(), ctx)
+    name = run_name(args.env, target.model)
     plan = _v0_plan(args, ref, target, stack, environ, ctx) if not args.hosted else None
-    plan = plan or plan_command(args, target, stack, environ, ctx.workspace, run_name(args.env, target.model))
+    plan = plan or plan_command(args, target, stack, environ, ctx.workspace, name)
     if plan.prepare is not None:
         _check_endpoint(target, environ, stack)
     elif plan.form != "prime-hosted":
@@ -216,8 +231,12 @@ def _prepare(args: EvalRunInput, ctx: Context) -> Prepared:
         python = plan.python or interpreter.python
         # A checkout that has never run `uv run` has no environment yet to look in.
         if python.exists():
-            _check_installed(ref, python, environ, ctx.workspace, plan.cwd,
-                             fallback=plan.python is None and interpreter.is_fallback)
+            origin = _check_installed(ref, python, environ, ctx.workspace, plan.cwd,
+                                      fallback=plan.python is None and interpreter.is_fallback)
+            # With no --harness, an environment that ships its own harness plays with it, not `null`.
+            own = bundled_harness(origin) if args.harness is None and plan.harness else None
+            if own:
+                plan = plan_command(args, target, stack, environ, ctx.workspace, name, own_harness=own)
         _check_endpoint(target, environ, stack)
     return Prepared(args, target, plan, environ)
 
@@ -297,7 +316,9 @@ def run_name(env: str, model: str) -> str:
 
 
 def plan_command(args: EvalRunInput, target: Target, stack: StackResult, environ: dict[str, str],
-                 workspace: Path, name: str) -> Plan:
+                 workspace: Path, name: str, own_harness: str | None = None) -> Plan:
+    """The command of the form the stack runs. `own_harness`: the Harness the environment ships
+    (`bundled_harness`), which vf-eval 0.4 and prime-rl's eval run unless --harness names another."""
     counts = ["-m", target.model, "-n", str(args.num_examples), "-r", str(args.rollouts)]
     if args.hosted:
         keys = (["-b", target.base_url] if target.base_url else []) + \
@@ -311,16 +332,18 @@ def plan_command(args: EvalRunInput, target: Target, stack: StackResult, environ
     modern = bool(verifiers) and version_tuple(verifiers) >= (0, 4)
     # The order `stack` lists: vf-eval while the workspace has it, then prime-rl's own CLI.
     if not process.which("vf-eval", environ) and stack.prime_rl and stack.prime_rl.dialect is Dialect.V09:
-        return _prime_rl_eval(args, target, stack, environ, workspace, name)
+        return _prime_rl_eval(args, target, stack, environ, workspace, name, own_harness)
     if modern:
         vf_eval = _program("vf-eval", environ, "install verifiers in the workspace: `uv add 'verifiers>=0.4'`, "
                            "or point RLPILOT_PRIME_RL at a prime-rl checkout of v0.9 or later (`uv run eval`)")
         run_dir = workspace / OUTPUT_DIR / name
+        flags, harness = _harness(args.harness, own_harness)
         argv = [vf_eval, args.env, *counts, "--client.base-url", target.base_url, "--client.api-key-var",
-                target.key_var, "--env.agent.harness.id", args.harness, "--env.agent.runtime.type", args.runtime,
+                target.key_var, *flags, "--env.agent.runtime.type", args.runtime,
                 "--run.name", name, "--output-dir", OUTPUT_DIR, "--no-rich"] + ([] if args.upload else ["--no-push"])
         traces = run_dir / TRACES_FILE
-        return Plan("vf-eval", argv, results=lambda: traces if traces.is_file() else None, run_dir=run_dir)
+        return Plan("vf-eval", argv, results=lambda: traces if traces.is_file() else None, run_dir=run_dir,
+                    harness=harness)
     legacy = ["-b", target.base_url, "-k", target.key_var, "-s"]
     since = time.time()
     if stack.prime and not prime_cli_is_native(stack.prime.version):
@@ -340,8 +363,6 @@ def _v0_plan(args: EvalRunInput, ref: EnvRef, target: Target, stack: StackResult
              ctx: Context) -> Plan | None:
     """A local verifiers v0 environment, while the workspace's verifiers is 0.4 or missing: its own release's
     vf-eval, from the verifiers<0.4 runtime rlpilot makes for it (never the workspace's Python)."""
-    from tools.v0_runtime import V0_REQUIREMENT, detect, ensure_runtime, runtime_dir, v0_message
-
     folder = local_env_dir(ctx.workspace, ref)
     if ref.is_hub or not folder.is_dir() or not detect(folder).is_v0:
         return None
@@ -366,8 +387,48 @@ def _v0_plan(args: EvalRunInput, ref: EnvRef, target: Target, stack: StackResult
                 prepare=lambda: ensure_runtime(folder, ctx.workspace, environ, ctx))
 
 
+def _harness(chosen: str | None, own: str | None) -> tuple[list[str], str]:
+    """The harness flag and how the preview names what it runs: --harness when given, else the environment's
+    own (the flag left out: verifiers 0.4 then picks the taskset's bundled Harness), else `null`. verifiers'
+    own fallback is its `bash` harness, which wants a sandbox and installs from the package index."""
+    if chosen is None and own:
+        return [], f"the environment's own ({own})"
+    harness = chosen or "null"
+    return ["--env.agent.harness.id", harness], "null (a plain chat loop)" if harness == "null" else harness
+
+
+def bundled_harness(module_file: Path | None) -> str | None:
+    """The Harness subclass an environment's module defines and exports in `__all__`, read (not imported)
+    from its source: verifiers 0.4 plays an unpinned agent with it (loaders.py `default_harness_id`).
+
+    Read statically, like `env check` reads rewards, so a preview imports nothing. Not seen: a harness
+    imported from a submodule or another package, a subclass of a subclass, an `__all__` built at run
+    time; those environments get `null` as before, and `--harness NAME` names theirs.
+    """
+    if module_file is None:
+        return None
+    try:
+        body = ast.parse(module_file.read_text(encoding="utf-8", errors="replace")).body
+    except (OSError, SyntaxError, ValueError):
+        return None
+    exported: set[object] = set()
+    for node in body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) \
+            else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and \
+                isinstance(node.value, ast.List | ast.Tuple):
+            exported |= {item.value for item in node.value.elts if isinstance(item, ast.Constant)}
+
+    def is_harness(base: ast.expr) -> bool:  # `Harness`, `vf.Harness`, `vf.Harness[Config]`
+        base = base.value if isinstance(base, ast.Subscript) else base
+        return (base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", None)) == "Harness"
+
+    return next((node.name for node in body if isinstance(node, ast.ClassDef) and node.name in exported
+                 and any(is_harness(base) for base in node.bases)), None)
+
+
 def _prime_rl_eval(args: EvalRunInput, target: Target, stack: StackResult, environ: dict[str, str],
-                   workspace: Path, name: str) -> Plan:
+                   workspace: Path, name: str, own_harness: str | None = None) -> Plan:
     """`uv run eval` in the checkout, its results in the workspace like vf-eval's."""
     checkout = Path(stack.prime_rl.path)
     if not stack.uv:
@@ -377,13 +438,14 @@ def _prime_rl_eval(args: EvalRunInput, target: Target, stack: StackResult, envir
         raise BadInput("upload-needs-login", "uploading the eval's results (`--monitors.prime`) needs a Prime login",
                        "run `prime login` (or export PRIME_API_KEY), or pass --no-upload to keep them here")
     run_dir = workspace / OUTPUT_DIR / name
+    flags, harness = _harness(args.harness, own_harness)
     argv = [stack.uv.path, "run", "eval", args.env, "-m", target.model, "-n", str(args.num_examples),
             "-r", str(args.rollouts), "-c", str(min(SMOKE_CONCURRENCY, args.num_examples * args.rollouts)),
             # ClientConfig's fields are verifiers' (base_url, api_key_var); pydantic_config takes either
             # spelling of a dotted flag, and vf-eval's tests run this one.
             "--client.base-url", target.base_url, "--client.api-key-var", target.key_var,
             # The single-source shorthand folds `--env.*` into the source's env block, as vf-eval does.
-            "--env.agent.harness.id", args.harness, "--env.agent.runtime.type", args.runtime,
+            *flags, "--env.agent.runtime.type", args.runtime,
             # The checkout is the working folder: an absolute output dir keeps the run in the workspace.
             "--run.name", name, "--output-dir", str(workspace / OUTPUT_DIR), "--no-dashboard",
             # Upstream's docs (docs/eval.md) enable the platform upload with `--monitors.prime`; the
@@ -396,7 +458,7 @@ def _prime_rl_eval(args: EvalRunInput, target: Target, stack: StackResult, envir
     child = {k: v for k, v in environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
     return Plan("prime-rl-eval", argv, results=lambda: stream if stream_chunks(stream) else None, run_dir=run_dir,
                 cwd=checkout, environ=child, progress=lambda: index if index.is_file() else None,
-                python=checkout / ".venv" / "bin" / "python")
+                python=checkout / ".venv" / "bin" / "python", harness=harness)
 
 
 def _program(name: str, environ: dict[str, str], hint: str) -> str:
@@ -423,16 +485,18 @@ def _published_id(ref: EnvRef, workspace: Path) -> str:
 
 
 def _check_installed(ref: EnvRef, python: Path, environ: dict[str, str], workspace: Path,
-                     checkout: Path | None, fallback: bool = False) -> None:
+                     checkout: Path | None, fallback: bool = False) -> Path:
     """The eval imports the environment by name (a Hub id only loses its owner): it must be installed.
+    Returns the file `python` imports it from.
 
     `uv run eval` imports it in the prime-rl checkout's environment, which `rlpilot env install`
     (the workspace's) does not reach. `fallback`: the workspace has no Python of its own and
     `python` is rlpilot's last-resort one, which `env install` never installs into (`uv sync` of
     rlpilot would remove it again); `--create-venv` gives the workspace a .venv to install into.
     """
-    if module_origin(python, ref.folder_name, environ) is not None:
-        return
+    origin = module_origin(python, ref.folder_name, environ)
+    if origin is not None:
+        return origin
     local = local_env_dir(workspace, ref)
     hub_id = ref.hub_id if ref.is_hub else f"OWNER/{ref.name}"
     if checkout:
