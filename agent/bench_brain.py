@@ -134,6 +134,17 @@ def _check_platform(scenario: Scenario) -> None:
             if not (scenario.platform_files / name).is_file():
                 raise ScenarioError(f"{where} run {run['id']} names {name}, which is not in "
                                     f"{scenario.platform_files}")
+        if "metrics" in run:
+            lines = (scenario.platform_files / run["metrics"]).read_text().splitlines()
+            for number, line in enumerate(lines, start=1):
+                try:
+                    row = json.loads(line) if line.strip() else {}
+                except json.JSONDecodeError as error:
+                    raise ScenarioError(f"{where} run {run['id']}: {run['metrics']} line {number} is not JSON "
+                                        f"({error.msg})") from None
+                if not isinstance(row, dict):
+                    raise ScenarioError(f"{where} run {run['id']}: {run['metrics']} line {number} is not an "
+                                        "object (one JSON object per step)")
 
 
 def load_scenarios(folder: Path, only: list[str] | None = None) -> list[Scenario]:
@@ -419,9 +430,11 @@ def scenario_platform(scenario: Scenario) -> Iterator[Any]:
     is the stand-in too (it answers with the scenario's replies): nothing a tool does leaves the machine."""
     from agent.platform_standin import PrimeAPI
 
-    saved = {name: os.environ.pop(name) for name in PERSONS_VARS if name in os.environ}
+    saved = {name: os.environ[name] for name in PERSONS_VARS if name in os.environ}
     with PrimeAPI() as api:
         try:
+            for name in PERSONS_VARS:
+                os.environ.pop(name, None)
             api.seed(scenario.platform, scenario.platform_files)
             os.environ.update(PRIME_API_BASE_URL=api.url, PRIME_API_KEY=api.api_key,
                               PRIME_INFERENCE_URL=f"{api.url}/api/v1", PRIME_FRONTEND_URL=CLOSED_PORT,

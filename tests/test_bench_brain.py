@@ -295,11 +295,14 @@ def test_each_scenario_gets_its_own_seeded_platform_and_never_the_persons(tmp_pa
 
 @pytest.mark.parametrize(("platform", "named"), [
     ('[[platform.run]]\nstatus = "RUNNING"\n', "[platform] run 1 needs an `id`"),
-    ('[[platform.run]]\nid = "r1"\nmetrics = "r1/metrics.jsonl"\n', "run r1 names r1/metrics.jsonl, which is not in"),
+    ('[[platform.run]]\nid = "r1"\nmetrics = "r2/metrics.jsonl"\n', "run r1 names r2/metrics.jsonl, which is not in"),
+    ('[[platform.run]]\nid = "r1"\nmetrics = "r1/metrics.jsonl"\n', "r1/metrics.jsonl line 2 is not JSON"),
 ])
 def test_a_platform_table_mistake_is_named_before_anything_plays(tmp_path, platform, named):
     folder = own_scenario(tmp_path, "seeded", 'request = "hi"\n[[check]]\nkind = "called"\ntool = "stack_info"\n'
                           "[platform]\n" + platform)
+    (folder / "seeded" / "platform" / "r1").mkdir(parents=True)
+    (folder / "seeded" / "platform" / "r1" / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2,\n')
     done = rlpilot("bench", "brain", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--scenarios",
                    str(folder), cwd=tmp_path)
     assert done.returncode == 2 and named in done.stderr, done.stderr
