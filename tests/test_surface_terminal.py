@@ -30,6 +30,9 @@ class Terminal:
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: become rlpilot
             os.chdir(cwd)
+            # As a shell at a terminal starts it: a suite run in the background (`cmd &`) ignores SIGINT,
+            # which exec would pass on, and Python then never raises KeyboardInterrupt on Ctrl-C.
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.execve(str(RLPILOT), [str(RLPILOT), *argv], env)
         fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         self.raw = b""
