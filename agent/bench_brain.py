@@ -108,7 +108,7 @@ def load_scenario(folder: Path) -> Scenario:
     if not data.get("request") or not checks:
         raise ScenarioError(f"{folder.name}: a scenario needs a request and at least one [[check]]")
     scenario = Scenario(folder.name, folder, data.get("description", ""), data["request"], data.get("follow_ups", []),
-                        data.get("answers", {}), checks, float(data.get("seconds_cap", 300)), data.get("platform", {}),
+                        data.get("answers", {}), checks, float(data.get("seconds_cap", 300)), {},
                         data.get("installed", []))
     if scenario.installed and not (scenario.workspace / "pyproject.toml").is_file():
         raise ScenarioError(f"{folder.name}: a workspace with installed environments is a project: its .venv is "
@@ -117,34 +117,43 @@ def load_scenario(folder: Path) -> Scenario:
         if not (scenario.workspace / name / "pyproject.toml").is_file():
             raise ScenarioError(f"{folder.name}: installed names {name}, which is no package (pyproject.toml) "
                                 f"in {scenario.workspace}")
-    _check_platform(scenario)
+    scenario.platform = _load_platform(scenario, data.get("platform", {}))
     return scenario
 
 
-def _check_platform(scenario: Scenario) -> None:
-    """The `[platform]` table's mistakes, named before any scenario plays."""
+def _load_platform(scenario: Scenario, table: dict[str, Any]) -> dict[str, Any]:
+    """The `[platform]` table with the files it names read in (a run's metrics as rows, its logs as
+    text), as the stand-in is seeded with it; its mistakes named before any scenario plays."""
     where = f"{scenario.name}: [platform]"
     for kind in ("run", "environment"):
-        for number, entry in enumerate(scenario.platform.get(kind, []), start=1):
+        for number, entry in enumerate(table.get(kind, []), start=1):
             if "id" not in entry:
                 raise ScenarioError(f"{where} {kind} {number} needs an `id`")
-    for run in scenario.platform.get("run", []):
-        named = ([run["metrics"]] if "metrics" in run else []) + list(run.get("logs", {}).values())
-        for name in named:
-            if not (scenario.platform_files / name).is_file():
-                raise ScenarioError(f"{where} run {run['id']} names {name}, which is not in "
-                                    f"{scenario.platform_files}")
-        if "metrics" in run:
-            lines = (scenario.platform_files / run["metrics"]).read_text().splitlines()
-            for number, line in enumerate(lines, start=1):
-                try:
-                    row = json.loads(line) if line.strip() else {}
-                except json.JSONDecodeError as error:
-                    raise ScenarioError(f"{where} run {run['id']}: {run['metrics']} line {number} is not JSON "
-                                        f"({error.msg})") from None
-                if not isinstance(row, dict):
-                    raise ScenarioError(f"{where} run {run['id']}: {run['metrics']} line {number} is not an "
-                                        "object (one JSON object per step)")
+
+    def read(run: dict[str, Any], name: str) -> str:
+        if not (scenario.platform_files / name).is_file():
+            raise ScenarioError(f"{where} run {run['id']} names {name}, which is not in {scenario.platform_files}")
+        return (scenario.platform_files / name).read_text()
+
+    def rows(run: dict[str, Any]) -> list[dict[str, Any]]:
+        found = []
+        for number, line in enumerate(read(run, run["metrics"]).splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ScenarioError(f"{where} run {run['id']}: {run['metrics']} line {number} is not JSON "
+                                    f"({error.msg})") from None
+            if not isinstance(row, dict):
+                raise ScenarioError(f"{where} run {run['id']}: {run['metrics']} line {number} is not an "
+                                    "object (one JSON object per step)")
+            found.append(row)
+        return found
+
+    runs = [{**run, "logs": {part: read(run, name) for part, name in run.get("logs", {}).items()},
+             **({"metrics": rows(run)} if "metrics" in run else {})} for run in table.get("run", [])]
+    return {**table, "run": runs}
 
 
 def load_scenarios(folder: Path, only: list[str] | None = None) -> list[Scenario]:
@@ -337,7 +346,7 @@ def play_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
             shutil.copytree(scenario.workspace, workspace)
         else:
             workspace.mkdir()
-        redirect_model_aliases(workspace, os.environ["PRIME_INFERENCE_URL"])
+        redirect_model_aliases(workspace, platform.inference_url)
         if scenario.installed:
             user.errors += install_environments(workspace, scenario.installed)
         # Where the tools look for it too (`report` reads the session of the workspace it runs in).
@@ -435,9 +444,9 @@ def scenario_platform(scenario: Scenario) -> Iterator[Any]:
         try:
             for name in PERSONS_VARS:
                 os.environ.pop(name, None)
-            api.seed(scenario.platform, scenario.platform_files)
+            api.seed(scenario.platform)
             os.environ.update(PRIME_API_BASE_URL=api.url, PRIME_API_KEY=api.api_key,
-                              PRIME_INFERENCE_URL=f"{api.url}/api/v1", PRIME_FRONTEND_URL=CLOSED_PORT,
+                              PRIME_INFERENCE_URL=api.inference_url, PRIME_FRONTEND_URL=CLOSED_PORT,
                               PRIME_TRACES_URL=CLOSED_PORT)
             yield api
         finally:

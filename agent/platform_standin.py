@@ -24,7 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -149,6 +148,11 @@ class PrimeAPI:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
+    @property
+    def inference_url(self) -> str:
+        """Prime Inference's OpenAI-compatible API, served here too."""
+        return f"{self.url}/api/v1"
+
     def _new_id(self, prefix: str, width: int) -> str:
         with self._lock:
             return f"{prefix}{next(self._ids):0{width}x}"
@@ -156,12 +160,12 @@ class PrimeAPI:
     def seen(self, method: str, path_pattern: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["method"] == method and re.fullmatch(path_pattern, r["path"])]
 
-    def seed(self, state: dict[str, Any], folder: Path) -> None:
-        """The platform as a scenario describes it (its `[platform]` table; the files it names are in
-        `folder`): the account's Hub username, GPU types, environments on the Hub, what Prime Inference
-        replies (`inference.replies`), hosted runs. A run
-        is its record as `prime train get` shows it (camelCase keys), plus `metrics` (a JSONL file, one
-        row per step), `logs` (component -> file), `spend_usd` and `checkpoints`."""
+    def seed(self, state: dict[str, Any]) -> None:
+        """The platform as a scenario describes it (its `[platform]` table, files read in): the account's
+        Hub username, GPU types, environments on the Hub, what Prime Inference replies
+        (`inference.replies`), hosted runs. A run is its record as `prime train get` shows it (camelCase
+        keys), plus `metrics` (rows, one per step), `logs` (component -> text), `spend_usd` and
+        `checkpoints`."""
         if "username" in state:
             self.username = state["username"] or None
         if "gpu_types" in state:
@@ -175,9 +179,8 @@ class PrimeAPI:
             record = {"userId": "user_1", "status": "RUNNING", "createdAt": NOW, "updatedAt": NOW, **record}
             self.runs[record["id"]] = record
             if "metrics" in run:
-                lines = (folder / run["metrics"]).read_text().splitlines()
-                self.metrics[record["id"]] = [json.loads(line) for line in lines if line.strip()]
-            self.logs[record["id"]] = {part: (folder / file).read_text() for part, file in run.get("logs", {}).items()}
+                self.metrics[record["id"]] = run["metrics"]
+            self.logs[record["id"]] = run.get("logs", {})
             self.spend[record["id"]] = float(run.get("spend_usd", 0.0))
             self.checkpoints[record["id"]] = run.get("checkpoints", [])
 
