@@ -25,6 +25,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from tools import process
+from tools.env_source import base_name
 from tools.errors import ToolError
 from tools.workspace import rlpilot_home
 
@@ -110,10 +111,11 @@ def _defines_load_environment(tree: ast.Module) -> bool:
 def _exports_taskset(tree: ast.Module) -> bool:
     """A class of the module deriving from Taskset, or an `__all__` name imported from a submodule.
 
-    Read here rather than through tools.envs.package, which asks this module first (no import cycle).
+    Read here rather than through tools.envs.package, which asks this module first (no import cycle);
+    the source readers both use are in tools.env_source.
     """
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
-    bases = {_base(b) for node in classes for b in node.bases}
+    bases = {base_name(b) for node in classes for b in node.bases}
     imported = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
                 for alias in node.names}
     exported = {e.value for node in tree.body if isinstance(node, ast.Assign)
@@ -121,12 +123,6 @@ def _exports_taskset(tree: ast.Module) -> bool:
                 and isinstance(node.value, ast.List | ast.Tuple)
                 for e in node.value.elts if isinstance(e, ast.Constant)}
     return "Taskset" in bases or any(name in imported and "Taskset" in str(name) for name in exported)
-
-
-def _base(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Subscript):  # `vf.Taskset[Task, Config]`
-        node = node.value
-    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
 
 
 def _requirement_below_v1(pyproject: Path) -> str | None:

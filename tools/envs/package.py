@@ -28,6 +28,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel
 
 from tools import process
+from tools.env_source import base_name, exported_names
 from tools.findings import Finding, errors
 
 FIRST_V1_VERIFIERS = Version("0.2.0")
@@ -157,7 +158,7 @@ def _taskset_export_problem(module_file: Path) -> tuple[str, str] | None:
         tree = ast.parse(module_file.read_text(), filename=str(module_file))
     except SyntaxError as error:
         return "module-syntax-error", f"{module_file} does not parse: {error.msg} (line {error.lineno})"
-    exported = _all_names(tree)
+    exported = exported_names(tree)
     if exported is None:
         return "no-all", f"{module_file.name} defines no literal `__all__`; verifiers loads the Taskset it exports"
     tasksets = _taskset_classes(tree)
@@ -173,18 +174,6 @@ def _taskset_export_problem(module_file: Path) -> tuple[str, str] | None:
     return None
 
 
-def _all_names(tree: ast.Module) -> list[str] | None:
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else \
-            [node.target] if isinstance(node, ast.AnnAssign) and node.value else []
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-            value = node.value
-            if isinstance(value, (ast.List, ast.Tuple)) and all(
-                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
-                return [e.value for e in value.elts]
-    return None
-
-
 def _taskset_classes(tree: ast.Module) -> set[str]:
     """Classes of the module that derive from `Taskset` (`vf.Taskset`, `vf.Taskset[Task, Config]`, or a
     local subclass)."""
@@ -194,17 +183,11 @@ def _taskset_classes(tree: ast.Module) -> set[str]:
     while changed:
         changed = False
         for node in classes:
-            bases = {_base_name(b) for b in node.bases}
+            bases = {base_name(b) for b in node.bases}
             if node.name not in found and ("Taskset" in bases or bases & found):
                 found.add(node.name)
                 changed = True
     return found
-
-
-def _base_name(base: ast.expr) -> str | None:
-    if isinstance(base, ast.Subscript):  # a generic base, `Taskset[Task, Config]`
-        base = base.value
-    return base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", None)
 
 
 def _imported_names(tree: ast.Module) -> set[str]:

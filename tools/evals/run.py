@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field
 from tools import process
 from tools.contract import Arg, Context, ToolResult
 from tools.env_refs import EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
+from tools.env_source import base_name, exported_names
 from tools.eras import Dialect, prime_cli_is_native, version_tuple
 from tools.errors import BadInput, ToolError
 from tools.evals.endpoints import find_alias
@@ -408,23 +409,12 @@ def bundled_harness(module_file: Path | None) -> str | None:
     if module_file is None:
         return None
     try:
-        body = ast.parse(module_file.read_text(encoding="utf-8", errors="replace")).body
+        tree = ast.parse(module_file.read_text(encoding="utf-8", errors="replace"))
     except (OSError, SyntaxError, ValueError):
         return None
-    exported: set[object] = set()
-    for node in body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) \
-            else []
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and \
-                isinstance(node.value, ast.List | ast.Tuple):
-            exported |= {item.value for item in node.value.elts if isinstance(item, ast.Constant)}
-
-    def is_harness(base: ast.expr) -> bool:  # `Harness`, `vf.Harness`, `vf.Harness[Config]`
-        base = base.value if isinstance(base, ast.Subscript) else base
-        return (base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", None)) == "Harness"
-
-    return next((node.name for node in body if isinstance(node, ast.ClassDef) and node.name in exported
-                 and any(is_harness(base) for base in node.bases)), None)
+    exported = set(exported_names(tree) or [])
+    return next((node.name for node in tree.body if isinstance(node, ast.ClassDef) and node.name in exported
+                 and any(base_name(base) == "Harness" for base in node.bases)), None)
 
 
 def _prime_rl_eval(args: EvalRunInput, target: Target, stack: StackResult, environ: dict[str, str],
