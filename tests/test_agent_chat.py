@@ -86,8 +86,9 @@ def test_resume_after_the_process_is_killed_mid_turn(tmp_path):
 
 
 def test_help_lists_every_slash_command_and_an_unknown_one_says_so(tmp_path):
-    done = subprocess.run([RLPILOT, "chat", "--json"], input="/help\n/migrate\n/check --help\n/nope\n", cwd=tmp_path,
-                          env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    typed = "/help\n/migrate\n/check --help\n/nope\n/chek\n"
+    done = subprocess.run([RLPILOT, "chat", "--json"], input=typed, cwd=tmp_path, env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     events = _events(done.stdout)
     helped = next(e["message"] for e in events if e["type"] == "notice" and e["message"].startswith("slash commands"))
@@ -100,6 +101,7 @@ def test_help_lists_every_slash_command_and_an_unknown_one_says_so(tmp_path):
     assert "required" in usage
     assert any(e["type"] == "notice" and "--target" in e["message"] for e in events)
     assert any(e["type"] == "error" and "unknown command /nope" in e["message"] for e in events)
+    assert any(e["type"] == "error" and e["message"] == "unknown command /chek; did you mean /check?" for e in events)
 
 
 def test_a_model_the_person_names_answers_the_family_question(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import io
 import shlex
 import sys
@@ -100,9 +101,12 @@ def slash(agent: Agent, emit: Callable[[dict[str, Any]], None], text: str) -> No
     if name == HELP:
         emit({"type": "notice", "message": slash_help(agent)})
         return
-    tool = slash_tools(agent).get(name)
+    tools = slash_tools(agent)
+    tool = tools.get(name)
     if tool is None:
-        emit({"type": "error", "message": f"unknown command {name}; /help lists the commands"})
+        close = difflib.get_close_matches(name, [*tools, HELP], n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]}?" if close else "/help lists the commands"
+        emit({"type": "error", "message": f"unknown command {name}; {hint}"})
         return
     from agent.tool_cli import parse_arguments
 
