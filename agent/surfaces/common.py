@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.loop import Agent
+from agent.report import build
 from tools.catalog import CATALOG, Shows
 from tools.contract import Tool, import_target, load
 from tools.errors import ToolError
@@ -127,9 +128,9 @@ def slash(agent: Agent, emit: Callable[[dict[str, Any]], None], text: str) -> No
 
 
 def close_with_report(agent: Agent) -> None:
-    """A conversation that tuned, evaluated or trained ends with the report, unless it just had one."""
+    """A conversation ends with the report when it did or measured something the report shows (an edit
+    written, an eval, a diagnosis, an install, push, launch or stop that ran), unless it just had one."""
     report = next((tool for tool in agent.tools.values() if tool.entry.shows is Shows.REPORT), None)
     names = [record["name"] for record in agent.session.tool_calls(ok_only=False)]
-    reportable = {tool.name for tool in agent.tools.values() if tool.entry.reportable}
-    if report and reportable & set(names) and names[-1] != report.name:
+    if report and names and names[-1] != report.name and build(agent.session).carries_anything():
         agent.call(report, {})
