@@ -216,8 +216,9 @@ CASES = [
     Case("continuous-beyond-unit-v02", lambda f: write_v02(f, plain([[-2.0, -2.0], [3.0, 3.0], [0.5, 1.5],
                                                                      [1.0, -1.0]], "score_delta")),
          "no-diversity", "observed-range", "observed range -2..3", (0.25, 0.25)),
+    # A group of one has no variance to show: its shares would be the pass rate (issue 33).
     Case("one-rollout-per-example-v016", lambda f: write_v016(f, games([[True], [False], [False], [True]], 7)),
-         "no-diversity", "success-component", "within-group diversity is unjudged", (0.5, 0.5)),
+         "unjudged", "success-component", "rerun with `-r 3` or more", (None, None)),
     Case("errored-v02", lambda f: write_v02(f, games(mixed(4), 8), errors=4),
          "broken", "success-component", "ModelError: upstream returned 503", None),
 ]
