@@ -162,9 +162,9 @@ def failed_run(folder: Path) -> ToolError:
     failure = reading.failure
     if failure is None:
         ended = "; ".join(reading.tail) or "nothing"
-        return ToolError("eval-no-results", f"the eval in {folder} wrote no results, and its log names no error "
-                         f"(it ends: {ended})", f"read {reading.files[0]} whole, fix what stopped it, and run the "
-                         "eval again")
+        return ToolError("eval-no-results", f"the eval in {folder} wrote no results, and its log {reading.files[0]} "
+                         f"names no error (it ends: {ended})", "read that log whole, fix what stopped the eval, and "
+                         "run it again")
     return ToolError(_FAILURE_CODES[failure.kind], f"the eval in {folder} wrote no results: its log shows "
                      f"{DESCRIBED[failure.kind]} ({failure.where}: {failure.text})", failure.action)
 
