@@ -22,6 +22,10 @@ Facts (shared/research/verifiers-prime.md 2.1 and 2.3, checked against verifiers
   stream is read as one file: its chunks in order, a plain chunk before its twin, lines numbered
   across chunks.
 
+The sampling temperature is read where the run records it: legacy metadata.json's `sampling_args`,
+vf-eval 0.4's resolved config saved beside the traces (`configs/resolved/eval.json` in 0.4.0,
+`configs/eval.json` later: `sampling.temperature`), and each trace's model calls and agent config.
+
 A line that does not parse (a run cut off mid-write, a hand edit) is counted and skipped with
 its file and line number; the rest of the run is still read. A file in which no line is a
 rollout is refused as bad input: it is not an eval run, and must never pass for an empty one.
@@ -135,7 +139,7 @@ def locate(path: Path) -> RunFiles:
         if run:
             runs.append((run.results.stat().st_mtime, run))
         # A folder is a failed eval by its saved eval config, or by being the one the person named.
-        elif (folder == path and not training) or "configs" in names and _EVAL_CONFIGS & _children(folder / "configs"):
+        elif folder == path and not training or "configs" in names and saved_eval_config(folder):
             logs = run_logs(folder) if "logs" in names or any(n.endswith(".log") for n in names) else []
             if logs:
                 runs.append((max(log.stat().st_mtime for log in logs), folder))
@@ -148,10 +152,7 @@ def locate(path: Path) -> RunFiles:
 
 
 # What marks a folder as a run: its results, or a trace stream under `monitors/`.
-_RUN_NAMES = {TRACES_FILE, LEGACY_RESULTS, HOSTED_SAMPLES, "monitors", "stream"}
-# vf-eval 0.4 saves its resolved config before anything runs (`configs/resolved/eval.json` in 0.4.0,
-# `configs/eval.json` later; v1/cli/output.py): a run folder whose eval failed still has it.
-_EVAL_CONFIGS = {"eval.json", "resolved"}
+_RUN_NAMES = {TRACES_FILE, LEGACY_RESULTS, HOSTED_SAMPLES, "monitors"}
 _FAILURE_CODES = {"auth": "eval-auth-failed", "quota": "eval-out-of-quota", "network": "eval-unreachable",
                   "crash": "eval-crashed"}
 
@@ -185,13 +186,6 @@ def _is_training_run(path: Path) -> bool:
     return (path / "metrics.jsonl").is_file() or (path / "monitors" / "file" / "metrics.jsonl").is_file()
 
 
-def _children(folder: Path) -> set[str]:
-    try:
-        return {child.name for child in folder.iterdir()}
-    except OSError:
-        return set()
-
-
 def _folders(root: Path, depth: int) -> Iterator[tuple[Path, set[str]]]:
     """Each folder under root (root included, `depth` levels down) with the names it holds, in one walk."""
     try:
@@ -202,7 +196,7 @@ def _folders(root: Path, depth: int) -> Iterator[tuple[Path, set[str]]]:
     if depth == 0:
         return
     for child in children:
-        if not child.name.startswith(".") and child.is_dir() and not child.is_symlink():
+        if not child.name.startswith(".") and child.is_dir():
             yield from _folders(child, depth - 1)
 
 
@@ -407,9 +401,13 @@ def _read_metadata(path: Path | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-# vf-eval 0.4 saves the run's resolved config beside its traces before any rollout (v1/cli/output.py):
-# `configs/resolved/eval.json` in 0.4.0, `configs/eval.json` after; its `sampling` is the run's.
+# vf-eval 0.4 saves the run's resolved config before any rollout (v1/cli/output.py), so a run folder
+# whose eval failed still has it: `configs/resolved/eval.json` in 0.4.0, `configs/eval.json` after.
 _RUN_CONFIGS = ("configs/eval.json", "configs/resolved/eval.json")
+
+
+def saved_eval_config(folder: Path) -> Path | None:
+    return next((folder / name for name in _RUN_CONFIGS if (folder / name).is_file()), None)
 
 
 def _read_sampling(run: RunData) -> None:
@@ -420,16 +418,15 @@ def _read_sampling(run: RunData) -> None:
         run.saw_temperature(sampling.get("temperature"), f"{run.files.metadata} sampling_args")
     if run.files.format != "traces" or run.files.results.is_dir():
         return
-    for name in _RUN_CONFIGS:
-        path = run.files.results.parent / name
-        if path.is_file():
-            try:
-                config = json.loads(read_text_bounded(path))
-            except (ValueError, RecursionError):
-                continue
-            sampling = config.get("sampling") if isinstance(config, dict) else None
-            if isinstance(sampling, dict):
-                run.saw_temperature(sampling.get("temperature"), f"{path} sampling")
+    path = saved_eval_config(run.files.results.parent)
+    if path:
+        try:
+            config = json.loads(read_text_bounded(path))
+        except (ValueError, RecursionError):
+            return  # a damaged config says nothing; the traces may still
+        sampling = config.get("sampling") if isinstance(config, dict) else None
+        if isinstance(sampling, dict):
+            run.saw_temperature(sampling.get("temperature"), f"{path} sampling")
 
 
 def _episode_temperature(run: RunData, episode: dict[str, Any], number: int) -> None:

@@ -4,6 +4,9 @@ The playbook's first-run protocol asks for reward diversity at baseline. GRPO-st
 learns only from groups (the rollouts of one example) whose rewards differ, so the verdict is
 about groups: all failing, all passing, or all equal. One rule set, checked in this order:
 - `broken`: nothing scored, or more than ERRORED_BROKEN of the rollouts errored;
+- `unjudged`: the run cannot show diversity, and the summary says which rerun would: most groups
+  hold one scored rollout (`-r 3`), or it sampled at temperature 0 (each group one greedy answer
+  repeated), read from its legacy metadata, vf-eval 0.4's saved config or its traces;
 - `too-hard`: more than MAJORITY of the groups fail every rollout;
 - `too-easy`: more than MAJORITY pass every rollout;
 - `no-diversity`: at least MAJORITY have zero variance while neither side has more than half
@@ -23,8 +26,14 @@ The recommendations are derived from the verdict and the same numbers, so none c
 filtering only for binary rewards with mixed groups to keep and never for `too-easy` (the data is
 what is wrong: harder examples, as verifiers says of a baseline of 80% or more; filtering would only
 drop the all-pass majority from every batch), pass@k only for binary rewards.
-The group shares are over the scored rollouts only (an errored rollout has no reward); the summary
-counts the scored rollouts and groups beside them, so shares of a mostly errored run are read as such.
+The group shares are over the scored rollouts only (an errored rollout has no reward), and over the
+groups with at least two of them: a group of one is all-pass or all-fail with zero variance by
+construction, so counting it would pass the pass rate off as a diversity share. The summary counts
+the scored and judged groups beside them, so shares of a mostly errored run are read as such.
+A larger group is advised only where some group has mixed rewards: the (1-p)^G argument needs
+rollouts that are independent tries, and groups whose every rollout scored alike say they are not.
+A run that failed is named by its failure (tools/evals/failures.py): its rollouts' most common
+error, or, with no rollout at all, its log.
 Recommendations follow the playbook and shared/research/rl-stability.md (S1, S2, S17, section 2
 on filtering, 3.4 on group size).
 """
@@ -226,11 +235,10 @@ def summarize_run(run: RunData) -> EvalSummary:
     rewards = [r.reward for r in scored]
     stats = RewardStats(mean=_round(mean), std=_round(statistics.pstdev(rewards)) if rewards else None,
                         min=min(rewards, default=None), max=max(rewards, default=None))
-    planned_one = sum(planned[example] == 1 for example in groups)
-    unjudged = _unjudged_because(run, len(groups), len(judged_groups), planned_one)
+    unjudged = _unjudged_because(run, len(groups), len(judged_groups))
     verdict = _verdict(errored_share, bool(scored), unjudged, all_fail, all_pass, zero_variance)
     errors = Counter(r.error for r in rollouts if r.error is not None)
-    said_groups = verdict == "unjudged" and len(judged_groups) * 2 < len(groups)
+    said_groups = verdict == "unjudged" and too_few_groups(len(groups), len(judged_groups))
     summary = EvalSummary(
         path=str(run.files.results),
         format=run.files.format,
@@ -267,16 +275,19 @@ def summarize_run(run: RunData) -> EvalSummary:
     return summary
 
 
-def _unjudged_because(run: RunData, scored_groups: int, judged_groups: int, planned_one: int) -> list[str]:
+def too_few_groups(scored_groups: int, judged_groups: int) -> bool:
+    """Most groups hold one scored rollout: too few can show variance for a verdict, which takes a majority.
+    (Errors cannot cut most groups to one without passing ERRORED_BROKEN first: this is a rollouts setting.)"""
+    return scored_groups > 0 and (scored_groups - judged_groups) / scored_groups > MAJORITY
+
+
+def _unjudged_because(run: RunData, scored_groups: int, judged_groups: int) -> list[str]:
     """Why this run cannot show within-group diversity, each with the rerun that would: the verdicts
     after `broken` read shares that such a run fills by construction."""
     reasons = []
-    if scored_groups and (scored_groups - judged_groups) / scored_groups > MAJORITY:
-        single = scored_groups - judged_groups
-        reasons.append(f"{single} of {scored_groups} examples have one rollout: a group of one cannot show variance; "
-                       f"rerun with `-r {RERUN_ROLLOUTS}` or more" if planned_one * 2 > scored_groups else
-                       f"{single} of {scored_groups} examples keep one scored rollout once the errored ones are left "
-                       "out: fix the errors and rerun")
+    if too_few_groups(scored_groups, judged_groups):
+        reasons.append(f"{scored_groups - judged_groups} of {scored_groups} examples have one rollout: a group of "
+                       f"one cannot show variance; rerun with `-r {RERUN_ROLLOUTS}` or more")
     if run.temperature == 0:
         reasons.append(f"sampled at temperature 0 ({run.temperature_source}): each example's rollouts are one greedy "
                        "answer repeated; rerun at a temperature above 0 (1.0, as training samples)")
@@ -411,7 +422,8 @@ def _metadata_text(run: RunData, *keys: str) -> str | None:
 
 
 def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
-    """What to do next, from the verdict and the numbers that made it; nothing here may argue with the verdict."""
+    """What to do next, from the verdict and the numbers that made it; nothing here may argue with the verdict.
+    `group_size`: the smallest group that can show variance (1 when none can)."""
     recs: list[Recommendation] = []
     run = shlex.quote(str(Path(s.path).parent))
     env = shlex.quote(s.env) if s.env else "ENV"
@@ -441,7 +453,7 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
         return recs
     unjudged = s.verdict == "unjudged"
     greedy = unjudged and s.temperature == 0
-    if unjudged and s.scored_examples > 2 * s.judged_examples:
+    if unjudged and too_few_groups(s.scored_examples, s.judged_examples):
         add("more-rollouts", f"Rerun with at least {RERUN_ROLLOUTS} rollouts per example",
             "With one rollout per example no group can show variance: within-group diversity is unjudged.",
             f"rlpilot eval run {env} -m MODEL -r {RERUN_ROLLOUTS}")
