@@ -126,6 +126,10 @@ FAILED_LOGS = {
                        "Connection error."),
     "crash": ([*WORKER_CRASH, "ModuleNotFoundError: No module named 'board_game'"], "eval-crashed",
               "ModuleNotFoundError: No module named 'board_game'"),
+    # A 429 the client retried did not stop the run: the traceback that did names a crash.
+    "crash-after-a-retried-429": (["12:00:02 WARNING upstream 429: rate limited, retrying in 2s", *WORKER_CRASH,
+                                   "ValueError: BoardGameTaskset is infinite - bound the run with -n"],
+                                  "eval-crashed", "ValueError: BoardGameTaskset is infinite"),
     "no-error": ([], "eval-no-results", "running 1x3 rollouts on stub-model"),
 }
 

@@ -222,6 +222,8 @@ def test_no_recommendation_contradicts_the_verdict(tmp_path_factory, groups):
         assert s.reward_kind == "binary" and s.zero_variance_fraction < 1 and s.verdict not in ("too-easy", "unjudged")
     if "larger-group" in found:  # a larger group helps only rollouts that are independent tries
         assert s.verdict != "unjudged" and s.zero_variance_fraction < 1 and "deterministic" not in found
+    if s.verdict == "unjudged":  # no difficulty advice where difficulty was not judged
+        assert not {"harder-data", "easier-data", "add-variance"} & found and s.unjudged_because
     assert (s.scored, s.scored_examples + s.unscored_examples) == (s.rollouts - s.errored, s.examples)
     if any("Nothing passes" in r.reason for r in s.recommendations):
         assert s.reward_kind == "binary" and s.pass_at_k.value == 0

@@ -1,6 +1,6 @@
 """Why an eval failed, read from its log or its errored rollouts: auth, quota, network, or a crash.
 
-The shapes are the real ones each layer prints (read in the sources; each pattern names its own):
+The signs are the messages each layer really prints, read in its source:
 - the openai SDK (legacy vf-eval <= 0.3 re-raises it; verifiers/clients/client.py at v0.3.0):
   `openai.AuthenticationError: Error code: 401 - {'error': {... 'code': 'invalid_api_key'}}`,
   `openai.RateLimitError: Error code: 429 - {... 'insufficient_quota'}`, `openai.APIConnectionError:
@@ -107,26 +107,30 @@ def run_logs(folder: Path) -> list[Path]:
 
 
 def read_logs(files: list[Path]) -> LogReading:
-    """The first line naming an auth, quota or network failure; else a traceback's exception; else the tail."""
-    crash: Failure | None = None
+    """What stopped the run, from its newest log that says: the exception its last traceback ends in
+    (named by its kind, else a crash), else the last line naming an auth, quota or network failure
+    (a retried 429 before a crash did not stop it); with neither, the newest log's last lines."""
     tail: list[str] = []
     for path in files:
+        fatal: Failure | None = None
+        named: Failure | None = None
         in_traceback = False
         with BoundedLines(path, text=True) as lines:
             for number, raw in enumerate(lines, 1):
-                line = raw.rstrip("\n")
-                found = explain(line, f"{path}:{number}")
-                if found:
-                    return LogReading(files=[str(f) for f in files], failure=found)
+                line, where = raw.rstrip("\n"), f"{path}:{number}"
                 if _TRACEBACK in line:
                     in_traceback = True
-                elif in_traceback and _EXCEPTION_LINE.match(line.strip()) and not line[:1].isspace():
-                    crash = Failure(kind="crash", text=_quote(line), where=f"{path}:{number}",
-                                    action=_ACTIONS["crash"])
+                elif in_traceback and not line[:1].isspace() and _EXCEPTION_LINE.match(line):
+                    fatal = explain(line, where) or Failure(kind="crash", text=_quote(line), where=where,
+                                                            action=_ACTIONS["crash"])
                     in_traceback = False
+                    continue
+                named = explain(line, where) or named
                 if path == files[0] and line.strip():
                     tail = [*tail[-(_TAIL - 1):], _quote(line)]
-    return LogReading(files=[str(f) for f in files], failure=crash, tail=[] if crash else tail)
+        if fatal or named:
+            return LogReading(files=[str(f) for f in files], failure=fatal or named)
+    return LogReading(files=[str(f) for f in files], failure=None, tail=tail)
 
 
 def _quote(line: str) -> str:
