@@ -199,7 +199,7 @@ def _eval_observation(record: dict[str, Any]) -> dict[str, Any] | None:
     if "verdict" not in summary:
         return None
     keep = ("verdict", "reward", "reward_kind", "zero_variance_fraction", "all_fail_fraction",
-            "all_pass_fraction", "pass_at_k", "rollouts", "errored")
+            "all_pass_fraction", "pass_at_k", "rollouts", "errored", "unjudged_because")
     observation = {k: summary[k] for k in keep if k in summary}
     observation["source"] = record["arguments"].get("path") or record["arguments"].get("env")
     observation["recommendations"] = summary.get("recommendations", [])
@@ -243,6 +243,11 @@ def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records:
                         done_when=list(worst.get("stop_when", [])),
                         stop_if=[f"{worst['code']} is still found 50 steps after the change, or a new error finding "
                                  f"appears: {_roll_back(runs[-1], worst)}"])
+    if evals and evals[-1].get("verdict") == "unjudged":
+        because = "; ".join(evals[-1].get("unjudged_because") or []) or "too few rollouts per example"
+        return NextStep(action=f"the eval could not judge reward diversity ({because}): rerun it so that it can, "
+                               "before changing the environment or training",
+                        done_when=["the rerun's verdict is ready"], stop_if=[_EVAL_STILL_BROKEN])
     if evals and evals[-1].get("verdict") != "ready":
         last = evals[-1]
         advice = [f"{r['action']} ({r['reason']})" for r in last.get("recommendations", []) if isinstance(r, dict)]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from agent_support import Recorder, call, make_agent
 from diagnose_support import make_run, write_jsonl
+from eval_support import write_traces
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 
 from agent.report import NextStep, Report
@@ -150,3 +151,17 @@ def test_rlpilot_report_without_a_session_reports_the_newest(tmp_path):
     empty.mkdir()
     none = subprocess.run([RLPILOT, "report"], cwd=empty, capture_output=True, text=True, timeout=60)
     assert none.returncode == 2 and "no sessions" in none.stderr and "rlpilot chat" in none.stderr
+
+
+def test_an_eval_that_could_not_judge_diversity_is_rerun_not_fixed(tmp_path):
+    run = write_traces(tmp_path / "one-rollout", {i: [1.0 if i % 2 else 0.0] for i in range(10)})
+    with ScriptedOpenAIServer(lambda request: Reply("")) as server:
+        recorder = Recorder()
+        agent = make_agent(tmp_path, server.base_url, ["eval_summarize", "report"], recorder)
+        agent.call(agent.tools["eval_summarize"], {"path": str(run)})
+        agent.call(agent.tools["report"], {})
+    report = recorder.of_type("report")[0]["report"]
+    assert report["observed"]["evals"][0]["verdict"] == "unjudged"
+    action = report["next_step"]["action"]
+    assert action.startswith("the eval could not judge reward diversity") and "-r 3" in action
+    assert "fix the environment" not in action
