@@ -62,6 +62,9 @@ RUN_SETTINGS = {"rollouts_per_example": "group_size", "group_size": "group_size"
 # Checkpoints the platform can resume from (`prime train checkpoints --status READY`).
 _USABLE_CHECKPOINT = frozenset({"READY", "UPLOADED", "COMPLETED", None})
 
+# Containers that nest a step's values one level down: the platform's records (`{"step", "metrics": {}}`)
+# and verl's file logger (`{"step": N, "data": {...}}`, verl/utils/tracking.py FileLogger).
+_NESTS = ("metrics", "data")
 STEP_KEYS = ("step", "_step", "Step", "global_step", "train/global_step", "trainer/global_step")
 _HEAD_BYTES = 1 << 16
 MAX_STEP = 1 << 53  # beyond any run, and where a float step stops being exact
@@ -125,6 +128,13 @@ def read(path: Path) -> tuple[str, Run]:
         kind = detect(path)
         with _open(path) as handle:
             READERS[kind](handle, collector, path.name)
+    if collector.restarts:
+        starts = "; ".join(f"at {where} the steps go back from {high} to {step}" for where, high, step in
+                           collector.restarts[:3])
+        raise BadInput("appended-runs", f"{path} holds {len(collector.restarts) + 1} runs appended one after "
+                       f"another ({starts}): their steps would be mixed into one run",
+                       "split the file where each run begins (`head -n` / `tail -n +` at those lines) and "
+                       "diagnose each run on its own")
     run = collector.finish()
     if not len(run.steps) and not run.ooms:  # a log that died of OOM before its first step still says so
         why = ""
@@ -205,14 +215,14 @@ def read_prime_train_metrics(handle: TextIO, collector: Collector, where: str) -
         if not isinstance(record, dict):
             collector.bad_line(f"{where} record {index + 1}")
             continue
-        # The CLI does not document a record's shape; a record that nests its values is flattened.
-        nested = record.get("metrics")
-        if isinstance(nested, dict):
-            record = {**nested, **{k: v for k, v in record.items() if k != "metrics"}}
         _record(collector, clock, record, f"{where} record {index + 1}", True)
 
 
 def _record(collector: Collector, clock: Clock, record: dict, where: str, scan: bool) -> None:
+    for nest in _NESTS:
+        nested = record.get(nest)
+        if nested.__class__ is dict:  # the values one level down, the step and time beside them
+            record = {**nested, **{k: v for k, v in record.items() if k != nest}}
     step = record.get("step")
     time = record.get("time")
     timed = time.__class__ is float or time.__class__ is int
@@ -230,7 +240,7 @@ def _record(collector: Collector, clock: Clock, record: dict, where: str, scan: 
     if step is None:
         collector.no_step(where)
     else:
-        collector.row(step, record, scan)
+        collector.row(step, record, scan, where)
         if timed:
             clock.stamp(STEP_ROWS, time, step)
 
@@ -323,7 +333,7 @@ def read_console_log(handle: TextIO, collector: Collector, where: str, series: b
         if found:
             step = int(found.group(1))
             if series:
-                collector.row(step, _step_fields(found.group(2)), True)
+                collector.row(step, _step_fields(found.group(2)), True, f"{where}:{number}")
         elif evaluated:
             reward = _step_fields(evaluated.group(3)).get("log:Reward")
             if series and reward is not None:
@@ -434,7 +444,8 @@ def read_csv(handle: TextIO, collector: Collector, where: str) -> None:
         if step is None:
             collector.no_step(f"{where}:{number}")
             continue
-        collector.row(step, {name: cells[i] for i, name in columns if i < len(cells) and cells[i] != ""}, True)
+        collector.row(step, {name: cells[i] for i, name in columns if i < len(cells) and cells[i] != ""}, True,
+                      f"{where}:{number}")
 
 
 def _step_column(header: list[str]) -> int | None:
@@ -504,7 +515,7 @@ def _document_kind(document: object) -> str | None:
         return "records"
     if not isinstance(document, dict):
         return None
-    if isinstance(document.get("metrics"), list):
+    if isinstance(document.get("metrics"), list) or isinstance(document.get("log_history"), list):
         return "records"
     if isinstance(document.get("samples"), list):
         return "samples"
@@ -569,16 +580,15 @@ def _read_document(document: object, collector: Collector, where: str, records: 
     kind = _document_kind(document)
     clock = collector.clock(UNIX_CLOCK)
     if kind == "records" and records:
-        items = document if isinstance(document, list) else document.get("metrics", [document])
+        # `log_history`: a Hugging Face trainer's trainer_state.json (TRL's GRPOTrainer among them).
+        items = document if isinstance(document, list) else document.get("metrics", document.get("log_history",
+                                                                                                   [document]))
         if isinstance(document, dict) and "step" in document:
             items = [document]
         for index, record in enumerate(items):
             if not isinstance(record, dict):
                 collector.bad_line(f"{where} record {index + 1}")
                 continue
-            nested = record.get("metrics")
-            if isinstance(nested, dict):
-                record = {**nested, **{k: v for k, v in record.items() if k != "metrics"}}
             _record(collector, clock, record, f"{where} record {index + 1}", True)
     elif kind == "samples":
         samples = document.get("samples", [document]) if isinstance(document, dict) else []
