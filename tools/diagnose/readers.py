@@ -39,13 +39,13 @@ from tools.errors import BadInput
 from tools.files import BoundedLines
 
 FORMATS = {
-    "metrics-jsonl": "prime-rl metrics.jsonl",
+    "metrics-jsonl": "metrics JSON lines (prime-rl, Tinker, verl's file logger)",
     "console-log": "prime-rl console log",
     "json-log": "prime-rl JSON logging",
     "prime-train-metrics": "`prime train metrics` JSON",
     "csv": "CSV export with a step column",
     "run-dir": "prime-rl run directory",
-    "json-document": "a JSON document (hosted run export)",
+    "json-document": "a JSON document (hosted run export, a trainer_state.json)",
     "hosted-export": "folder of hosted run exports (`prime train ... --output json`)",
 }
 HINT = ("pass a prime-rl metrics.jsonl, a trainer or orchestrator log, `prime train metrics RUN > m.json`, "

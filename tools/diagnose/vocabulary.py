@@ -118,6 +118,7 @@ def meaning(name: str) -> Meaning | None:
     return None
 
 
-def export_hints() -> list[str]:
-    """How each trainer's run gives diagnose a reward series."""
-    return [f"{table.title}: {table.export}" for table in vocabularies()]
+def export_hints(trainers: set[str] | None = None) -> list[str]:
+    """How a trainer's run gives diagnose a reward series: the named trainers' ways, else every trainer's."""
+    tables = [table for table in vocabularies() if trainers and table.trainer in trainers] or vocabularies()
+    return [f"{table.title}: {table.export}" for table in tables]
