@@ -288,7 +288,8 @@ PIPELINE = "   INFO Train batch 3/8 (37.5%); 128 inflight episodes (train=128, e
 SCENARIOS: list[Scenario] = [
     # Reward rise-then-collapse, three shapes.
     Scenario("collapse-gradual", "metrics-jsonl", 1200, _collapse_gradual(1200, 600, 950), "reward-collapse",
-             (600, 700), consequences={"entropy-collapse": "reward-collapse", "length-truncation": "reward-collapse"}, onset=620),
+             (600, 700), consequences={"entropy-collapse": "reward-collapse", "length-truncation": "reward-collapse"},
+             onset=620),
     Scenario("collapse-gradual-classic", "metrics-jsonl-classic", 1600, _collapse_gradual(1600, 900, 1300),
              "reward-collapse", (800, 1000), onset=920),
     Scenario("collapse-after-grad-spike", "run-dir", 800, _collapse_after_spike, "reward-collapse", (450, 450),
@@ -296,9 +297,11 @@ SCENARIOS: list[Scenario] = [
     Scenario("collapse-after-lr-warmup", "csv", 600, _collapse_after_warmup, "reward-collapse", (120, 170),
              consequences={"entropy-explosion": "reward-collapse"}, onset=160),
     # Reward hacking, two shapes.
-    Scenario("hacking-eval-diverges", "metrics-jsonl", 1000, _hacking_eval, "reward-hacking-suspected", (150, 350), onset=250),
+    Scenario("hacking-eval-diverges", "metrics-jsonl", 1000, _hacking_eval, "reward-hacking-suspected", (150, 350),
+             onset=250),
+    # The length begins to grow at step 250: the rollback lands there or a little later, before the reward follows.
     Scenario("hacking-runaway-length", "prime-train-metrics", 700, _hacking_length, "reward-hacking-suspected",
-             (290, 360), consequences={"length-truncation": "reward-hacking-suspected"}, onset=250),
+             (240, 360), consequences={"length-truncation": "reward-hacking-suspected"}, onset=250),
     # Entropy collapse into a plateau: the slow learning is its consequence.
     # The entropy begins to fall at step 50: the rollback lands there, not where it crossed half its start.
     Scenario("entropy-collapse-plateau", "console-log-classic", 900, _entropy_plateau, "entropy-collapse", (40, 90),
@@ -391,10 +394,12 @@ def _saturating(steps: int, end: float = 0.995) -> Callable[[int, random.Random]
 SCENARIOS += [
     # Gradual onsets: the decline starts long before any threshold; the rollback lands before it.
     Scenario("gradual-slide", "metrics-jsonl", 1200, _slide, "reward-collapse", (380, 470), onset=400),
-    Scenario("gradual-slide-run-dir", "run-dir", 1200, _slide, "reward-collapse", (350, 450), checkpoint_every=50, onset=400),
+    Scenario("gradual-slide-run-dir", "run-dir", 1200, _slide, "reward-collapse", (350, 450), checkpoint_every=50,
+             onset=400),
     Scenario("slow-erosion-then-fall", "csv", 1000, _slide_then_drop, "reward-collapse", (480, 600), onset=500),
     # A held-out eval logged in the same console falls while the training reward rises.
-    Scenario("eval-diverges-console", "console-log", 600, _eval_falls, "reward-hacking-suspected", (150, 260), onset=200),
+    Scenario("eval-diverges-console", "console-log", 600, _eval_falls, "reward-hacking-suspected", (150, 260),
+             onset=200),
     # Entropy explodes first; the reward collapse follows from it.
     Scenario("entropy-explosion-then-collapse", "console-log", 900, _explosion_then_collapse, "entropy-explosion",
              (280, 345), consequences={"reward-collapse": "entropy-explosion"}, onset=300),
@@ -402,6 +407,25 @@ SCENARIOS += [
     Scenario("saturating-healthy", "metrics-jsonl", 600, _saturating(600), None, None),
     Scenario("saturating-healthy-classic", "metrics-jsonl-classic", 800, _saturating(800, 0.98), None, None),
     Scenario("saturating-healthy-console", "console-log", 500, _saturating(500), None, None),
+]
+
+
+def _brevity(t: int, rng: random.Random) -> Latent:
+    """A reward with a length term: the policy halves its answers from step 200 and the reward climbs."""
+    return Latent(ramp(t, 200, 320, 0.25, 0.7), healthy_entropy(t, 600), length=ramp(t, 200, 300, 700, 150))
+
+
+def _peak_then_floor(t: int, rng: random.Random) -> Latent:
+    """Learns to 0.7, then collapses to almost nothing: a collapse, never a flat reward."""
+    skill = learning(min(t, 300), 300, 0.1, 0.72, pace=0.3) if t < 320 else ramp(t, 320, 380, 0.7, 0.01)
+    return Latent(skill, healthy_entropy(t, 700))
+
+
+SCENARIOS += [
+    # Reward up, response length halved in 100 steps: the reward's length term, not the task, is learned.
+    Scenario("length-collapse-brevity", "metrics-jsonl", 600, _brevity, "length-collapse", (185, 215), onset=200),
+    # The reward falls to the flat line after a real peak: the story is the collapse alone.
+    Scenario("collapse-to-the-floor", "csv", 700, _peak_then_floor, "reward-collapse", (290, 330), onset=320),
 ]
 
 

@@ -207,6 +207,8 @@ def _primary(story: Story, finding: RunFinding, run: Run, config: ConfigView | N
     elif BY_CODE[finding.code].rolls_back and story.at_step is not None and checkpoints is not None:
         none = "no checkpoint" if seen else "`ckpt.interval` schedules no checkpoint"
         remedy.append(f"{none} before step {story.at_step}: restart from the start")
+    if BY_CODE[finding.code].remedy:
+        remedy.append(BY_CODE[finding.code].remedy)
     remedy += [f"{d.key}: {d.change}" + (f" ({d.from_!r} -> {d.to!r})" if d.to is not None else "")
                for d in finding.deltas]
     if finding.look_at:
