@@ -147,13 +147,12 @@ def diagnose(args: DiagnoseInput, ctx: Context) -> DiagnoseResult:
     notes = list(run.notes)
     if "reward_mean" not in run.series:
         notes.append("no reward series found: the reward findings were not judged")
-    trainers = [trainer for found in run.series.values() for trainer in found.vocabularies]
     return DiagnoseResult(
         source=str(source), format=kind, steps=len(run.steps), first_step=run.first_step, last_step=run.last_step,
         metrics_found=[name for name in CANONICAL if name in run.series],
         metric_sources={name: run.series[name].raw for name in CANONICAL if name in run.series},
         config_dialect=str(config.dialect) if config else None, notes=notes, unread=run.unread,
-        vocabularies=sorted(set(trainers), key=lambda t: (-trainers.count(t), t)),
+        vocabularies=_vocabularies(run),
         missing=[name for name in JUDGED if name not in run.series], judged="reward_mean" in run.series,
         primary=primary, findings=findings, compare=comparison,
     )
@@ -285,6 +284,20 @@ def _healthy(run: Run) -> RunFinding:
                       steps=[run.first_step, run.last_step] if run.steps else None,
                       summary="no failure signature on any window", evidence=evidence, causes=[], deltas=[],
                       stop_when=[])
+
+
+def _vocabularies(run: Run) -> list[str]:
+    """The fewest trainers whose tables name every series read, the one naming most first: a name two
+    trainers share (`optim/lr`) does not make a prime-rl run a Tinker one."""
+    named = {trainer: {name for name, found in run.series.items() if trainer in found.vocabularies}
+             for found in run.series.values() for trainer in found.vocabularies}
+    chosen: list[str] = []
+    covered: set[str] = set()
+    for trainer in sorted(named, key=lambda t: (-len(named[t]), t)):
+        if named[trainer] - covered:
+            chosen.append(trainer)
+            covered |= named[trainer]
+    return chosen
 
 
 def _unjudged(run: Run) -> RunFinding:
