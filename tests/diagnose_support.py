@@ -448,6 +448,19 @@ def write_verl(folder: Path, run: list[dict[str, Value]]) -> Path:
     return path
 
 
+def write_verl_console(path: Path, run: list[dict[str, Value]]) -> Path:
+    """verl's console logger: `step:N - name:value - ...`, values as pprint writes them (numpy scalars as
+    `np.float64(x)`), between the trainer's other output."""
+    lines = ["(TaskRunner pid=4242) Training from scratch"]
+    for step, values in enumerate(run, 1):
+        row = _trainer_row(values, VERL, VERL_EXTRA, step)
+        shown = [f"{name}:np.float64({value})" if i % 2 else f"{name}:{value}" for i, (name, value) in
+                 enumerate(row.items())]
+        lines.append("(TaskRunner pid=4242) " + " - ".join([f"step:{step}", *shown]))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def write_wandb_csv(path: Path, run: list[dict[str, Value]], names: dict[str, str], extra: tuple[str, ...] = (),
                     step_column: str = "Step") -> Path:
     """A W&B history export of any trainer: the step column, then `<run> - <name>` (with __MIN/__MAX)."""

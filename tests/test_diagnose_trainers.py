@@ -22,6 +22,7 @@ from tests.diagnose_support import (
     write_tinker,
     write_trl_state,
     write_verl,
+    write_verl_console,
     write_wandb_csv,
 )
 from tools.contract import Context
@@ -73,6 +74,13 @@ def test_a_verl_file_logger_run_that_collapsed_is_a_collapse_not_flat(tmp_path):
     assert "flat-reward" not in [f.code for f in result.findings]  # it reached 0.7 before it fell
     assert result.metric_sources["reward_mean"] == "critic/score/mean" and result.vocabularies[0] == "verl"
     assert "critic/advantages/mean" in result.unread and "training/global_step" not in result.unread
+
+
+def test_a_verl_console_log_is_read_as_verl_prints_it(tmp_path):
+    result = _diagnose(write_verl_console(tmp_path / "verl.log", _run("entropy-collapse-plateau")))
+    assert result.format == "console-log" and result.steps == 900
+    assert result.primary is not None and result.primary.code == "entropy-collapse", _story(result)
+    assert result.metric_sources["entropy"] == "actor/entropy" and result.vocabularies == ["verl"]
 
 
 def test_an_openrlhf_wandb_export_with_a_flat_reward(tmp_path):

@@ -5,6 +5,9 @@ Formats (shared/research/prime-rl.md sections 3 and 4):
   interleave, several rows per step.
 - prime-rl console logs: `Step N | 12.3s | Reward 0.1234 | ...` (HEAD) or `Step N | Time: 1.2s |
   Reward: 0.1234 | ...` (classic), plain or as JSON logging (`{"message": ...}` per line).
+- other trainers' files (names: tools/diagnose/vocabularies/): Tinker's metrics.jsonl (`{"step", ...}`),
+  verl's file logger (`{"step": N, "data": {...}}`) and console (`step:N - name:value - ...`), TRL's
+  `trainer_state.json` (its `log_history`), and the W&B CSV export of any of them.
 - `prime train metrics` output: `{"metrics": [{"step": ..., ...}, ...]}`, read element by element.
 - a CSV with a step column (W&B "download CSV": `Step`, `<run> - <metric>`, `..__MIN/__MAX`).
 - a run directory: its `metrics.jsonl` (`monitors/file/metrics.jsonl` from v0.9, rows tagged with
@@ -40,7 +43,7 @@ from tools.files import BoundedLines
 
 FORMATS = {
     "metrics-jsonl": "metrics JSON lines (prime-rl, Tinker, verl's file logger)",
-    "console-log": "prime-rl console log",
+    "console-log": "a trainer's console log (prime-rl's `Step N | ...`, verl's `step:N - name:value`)",
     "json-log": "prime-rl JSON logging",
     "prime-train-metrics": "`prime train metrics` JSON",
     "csv": "CSV export with a step column",
@@ -48,8 +51,9 @@ FORMATS = {
     "json-document": "a JSON document (hosted run export, a trainer_state.json)",
     "hosted-export": "folder of hosted run exports (`prime train ... --output json`)",
 }
-HINT = ("pass a prime-rl metrics.jsonl, a trainer or orchestrator log, `prime train metrics RUN > m.json`, "
-        "a W&B CSV export with a step column, a run directory, or a folder of `prime train` JSON exports")
+HINT = ("pass a metrics.jsonl (prime-rl, Tinker, verl's file logger), a trainer or orchestrator log, `prime train "
+        "metrics RUN > m.json`, a trainer_state.json (TRL), a W&B CSV export with a step column, a run directory, or "
+        "a folder of `prime train` JSON exports")
 # A JSON document is parsed whole; beyond this size only the streamed `{"metrics": [...]}` shape is read.
 DOCUMENT_LIMIT = 256 << 20
 # Where a record or a document keeps its time (unix seconds or ISO 8601): prime-rl's file monitor
@@ -71,6 +75,9 @@ MAX_STEP = 1 << 53  # beyond any run, and where a float step stops being exact
 _CHUNK = 1 << 20
 
 _STEP_LINE = re.compile(r"(?:^|\s)Step (\d+) \| (.*)")
+# verl's console logger (verl/utils/logger/aggregate_logger.py): `step:N - name:value - name:value`, each
+# value as pprint writes it (`0.53`, `nan`, or `np.float64(0.53)` for numpy scalars).
+_KEYED_STEP_LINE = re.compile(r"(?:^|\s)step:(\d+) - (.*)")
 # HEAD's orchestrator after an eval: `Evaluated {env} (Step {n}) | Policy v{k} | {time} | Reward .. | ...`.
 _EVAL_LINE = re.compile(r"Evaluated (\S+) \(Step (\d+)\) \| (.*)")
 _PAIR = re.compile(r"([A-Za-z][A-Za-z .\-]*?):?\s+([-+]?(?:\d|\.\d|(?i:nan|inf)).*)")
@@ -177,7 +184,7 @@ def detect(path: Path) -> str:
         return "metrics-jsonl"
     if "," in first and _step_column(first.split(",")) is not None:
         return "csv"
-    if _STEP_LINE.search(head) or oom_at(head) is not None:
+    if _STEP_LINE.search(head) or _KEYED_STEP_LINE.search(head) or oom_at(head) is not None:
         return "console-log"
     raise BadInput("unknown-format", f"{path}: cannot tell its format (first line: {first[:80]!r})", HINT)
 
@@ -329,11 +336,16 @@ def read_console_log(handle: TextIO, collector: Collector, where: str, series: b
                 stamp += days
                 previous = stamp
         found = _STEP_LINE.search(line)
+        keyed = _KEYED_STEP_LINE.search(line) if not found and "step:" in line else None
         evaluated = _EVAL_LINE.search(line) if not found and "Evaluated " in line else None
         if found:
             step = int(found.group(1))
             if series:
                 collector.row(step, _step_fields(found.group(2)), True, f"{where}:{number}")
+        elif keyed:
+            found, step = keyed, int(keyed.group(1))
+            if series:
+                collector.row(step, _keyed_fields(keyed.group(2)), True, f"{where}:{number}")
         elif evaluated:
             reward = _step_fields(evaluated.group(3)).get("log:Reward")
             if series and reward is not None:
@@ -402,6 +414,18 @@ def _step_fields(rest: str) -> dict[str, float]:
         value = _console_value(label, text)
         if value is not None:
             fields[f"log:{label}"] = value
+    return fields
+
+
+def _keyed_fields(rest: str) -> dict[str, float]:
+    fields: dict[str, float] = {}
+    for part in rest.split(" - "):
+        name, _, text = part.strip().rpartition(":")
+        if text.endswith(")") and "(" in text:  # a numpy scalar: `np.float64(0.53)`
+            text = text[text.index("(") + 1:-1]
+        number = _NUMBER.fullmatch(text.strip())
+        if name and number:
+            fields[name] = float(number.group(0))
     return fields
 
 
