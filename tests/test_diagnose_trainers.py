@@ -165,3 +165,14 @@ def test_every_vocabulary_names_its_source_and_canonical_series():
         assert {names.series for names in table.names} <= CANONICAL.keys(), table.trainer
     for trainer in ("tinker", "trl", "verl", "openrlhf", "prime-rl"):
         assert len(tables[trainer].source.commit) == 40, trainer  # read at a commit of its public repository
+
+
+def test_two_files_of_one_run_in_a_folder_are_not_appended_runs(tmp_path):
+    # A folder of exports may hold the same steps twice (the JSON lines and a W&B CSV of one run).
+    folder = tmp_path / "exports"
+    metrics = write_tinker(tmp_path / "run", _run("saturating-healthy")).read_text()
+    folder.mkdir()
+    (folder / "tinker-metrics.jsonl").write_text(metrics)
+    (folder / "tinker-metrics-copy.jsonl").write_text(metrics)
+    result = _diagnose(folder)
+    assert result.format == "hosted-export" and result.steps == 600 and result.judged

@@ -194,6 +194,7 @@ def _open(path: Path) -> BoundedLines:
 
 
 def read_metrics_jsonl(handle: TextIO, collector: Collector, where: str) -> None:
+    collector.new_source()
     fast, loads = orjson.loads, json.loads
     clock = collector.clock(UNIX_CLOCK)
     for number, line in enumerate(handle, 1):
@@ -217,6 +218,7 @@ def read_metrics_jsonl(handle: TextIO, collector: Collector, where: str) -> None
 
 
 def read_prime_train_metrics(handle: TextIO, collector: Collector, where: str) -> None:
+    collector.new_source()
     clock = collector.clock(UNIX_CLOCK)
     for index, record in enumerate(_array_items(handle, where)):
         if not isinstance(record, dict):
@@ -318,6 +320,7 @@ def read_console_log(handle: TextIO, collector: Collector, where: str, series: b
     With `series` off only out-of-memory lines are collected (the run's metrics.jsonl has the
     series); step lines still tell at which step they happened.
     """
+    collector.new_source()
     step = None
     component = Path(where).name.split(".")[0]  # logs/latest/trainer.log: "trainer"
     unix, day = collector.clock(UNIX_CLOCK), collector.clock(DAY_CLOCK)
@@ -445,6 +448,7 @@ def _console_value(label: str, text: str) -> float | None:
 
 
 def read_csv(handle: TextIO, collector: Collector, where: str) -> None:
+    collector.new_source()
     rows = csv.reader(handle)
     header = next(rows, None) or []
     step_index = _step_column(header)
@@ -604,6 +608,7 @@ def _read_document(document: object, collector: Collector, where: str, records: 
     kind = _document_kind(document)
     clock = collector.clock(UNIX_CLOCK)
     if kind == "records" and records:
+        collector.new_source()
         # `log_history`: a Hugging Face trainer's trainer_state.json (TRL's GRPOTrainer among them).
         items = document if isinstance(document, list) else document.get("metrics", document.get("log_history",
                                                                                                    [document]))

@@ -238,7 +238,12 @@ class Collector:
         self.document = ""  # what a JSON document turned out to be, when it had no steps
         # Where the steps went back to the start: (where, the highest step before, the step it went back to).
         self.restarts: list[tuple[str, int, int]] = []
+        self._source_first: int | None = None
         self._run_high = -MAX_RESTART_GAP
+
+    def new_source(self) -> None:
+        """Rows from another file follow: its steps may cover the same run again (a folder's two exports)."""
+        self._source_first, self._run_high = None, -MAX_RESTART_GAP
         self._sample_low = math.inf
         self._sample_high = -math.inf
 
@@ -255,9 +260,11 @@ class Collector:
         `where` (file:line) names the row if its step starts the run over."""
         steps = self._steps
         if not steps or steps[-1] != step:
+            if self._source_first is None:
+                self._source_first = step
             if step > self._run_high:
                 self._run_high = step
-            elif steps and step <= steps[0] and self._run_high - steps[0] >= MAX_RESTART_GAP:
+            elif step <= self._source_first and self._run_high - self._source_first >= MAX_RESTART_GAP:
                 self.restarts.append((where, self._run_high, step))
                 self._run_high = step
             steps.append(step)
