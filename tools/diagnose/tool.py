@@ -32,8 +32,9 @@ class DiagnoseInput(BaseModel):
     source: Annotated[
         Path,
         Arg(positional=True, metavar="SOURCE"),
-        Field(description="metrics.jsonl, a console or JSON log, `prime train metrics` JSON, a CSV with a "
-                          "step column, or a run folder."),
+        Field(description="metrics.jsonl (prime-rl, Tinker, verl's file logger), a console or JSON log, `prime "
+                          "train metrics` JSON, a TRL trainer_state.json, a W&B CSV with a step column, or a run "
+                          "folder."),
     ]
     config: Annotated[
         Path | None,
