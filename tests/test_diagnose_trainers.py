@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.diagnose_corpus import EVAL_EVERY, Latent, Scenario, healthy_entropy, scenario, steady
+from tests.diagnose_corpus import EVAL_EVERY, HOSTED, Latent, Scenario, healthy_entropy, scenario, steady, write
 from tests.diagnose_support import (
     OPENRLHF,
     OPENRLHF_EXTRA,
@@ -176,3 +176,14 @@ def test_two_files_of_one_run_in_a_folder_are_not_appended_runs(tmp_path):
     (folder / "tinker-metrics-copy.jsonl").write_text(metrics)
     result = _diagnose(folder)
     assert result.format == "hosted-export" and result.steps == 600 and result.judged
+
+
+def test_prime_rl_and_hosted_runs_are_read_by_their_vocabularies(tmp_path):
+    prime_rl = diagnose(DiagnoseInput(source=write(tmp_path / "p", scenario("collapse-gradual"))),
+                        Context(workspace=tmp_path))
+    assert prime_rl.primary is not None and prime_rl.primary.code == "reward-collapse"
+    assert prime_rl.vocabularies == ["prime-rl"]
+    case = next(case for case in HOSTED if case.name == "collapse")
+    hosted = diagnose(DiagnoseInput(source=case.write(tmp_path / "h")), Context(workspace=tmp_path))
+    assert hosted.primary is not None and hosted.primary.code == "reward-collapse"
+    assert hosted.vocabularies[0] == "prime-rl" and "hosted" in hosted.vocabularies
