@@ -101,6 +101,8 @@ class DiagnoseResult(ToolResult):
         lines = [f"{self.source}  ({FORMATS.get(self.format, self.format)}, {self.steps} steps{span})",
                  f"metrics: {', '.join(self.metrics_found) or 'none recognised'}"
                  + (f" (names of {', '.join(self.vocabularies)})" if self.vocabularies else "")]
+        if self.missing:
+            lines.append(f"not in the source: {', '.join(self.missing)} (what they would show was not judged)")
         lines += [f"note: {note}" for note in self.notes]
         if self.primary:
             began = f" from step {self.primary.at_step}" if self.primary.at_step is not None else ""
