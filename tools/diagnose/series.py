@@ -240,12 +240,12 @@ class Collector:
         self.restarts: list[tuple[str, int, int]] = []
         self._source_first: int | None = None
         self._run_high = -MAX_RESTART_GAP
+        self._sample_low = math.inf
+        self._sample_high = -math.inf
 
     def new_source(self) -> None:
         """Rows from another file follow: its steps may cover the same run again (a folder's two exports)."""
         self._source_first, self._run_high = None, -MAX_RESTART_GAP
-        self._sample_low = math.inf
-        self._sample_high = -math.inf
 
     @property
     def steps_seen(self) -> int:
