@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from ops_support import prime_env
 from readme_support import REPO, Command, page_commands, pages
@@ -63,6 +64,7 @@ def _newcomer_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow  # every README and docs command in a fresh clone: minutes
 def test_the_readme_then_the_docs_in_a_fresh_clone(tmp_path):
     clone = tmp_path / "rlpilot"
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
