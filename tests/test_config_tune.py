@@ -68,9 +68,12 @@ def test_binary_rewards_turn_on_filtering_in_each_dialects_keys(tmp_path: Path) 
         [[orchestrator.train.env]]
         id = "gsm8k"
         """, "transition.toml")
-    assert _deltas(tune(transition, reward="binary", workspace=tmp_path, installed=NOTHING)) == {
-        "orchestrator.pre_batch_filters": [{"type": "zero_advantage", "enforce": True}],
-        "orchestrator.oversampling_factor": 2.0}
+    deltas = _deltas(tune(transition, reward="binary", workspace=tmp_path, installed=NOTHING))
+    # The list written replaces upstream's default, so it keeps the default's gibberish and
+    # repetition filters (logging only) and enforces only the zero-advantage one.
+    assert [(f["type"], f["enforce"]) for f in deltas.pop("orchestrator.pre_batch_filters")] == [
+        ("gibberish", False), ("repetition", False), ("zero_advantage", True)]
+    assert deltas == {"orchestrator.oversampling_factor": 2.0}
 
 
 def test_continuous_rewards_warn_about_filtering_and_add_none(tmp_path: Path) -> None:
@@ -131,5 +134,7 @@ def test_applied_filters_keep_every_line_of_the_file(shared_fixtures: Path, tmp_
     new = path.read_text()
     remaining = iter(new.splitlines())
     assert all(any(line == candidate for candidate in remaining) for line in original.splitlines())
-    assert tomllib.loads(new)["orchestrator"]["pre_batch_filters"] == [{"type": "zero_advantage", "enforce": True}]
+    written = tomllib.loads(new)["orchestrator"]["pre_batch_filters"]
+    assert [(f["type"], f["enforce"]) for f in written] == [("gibberish", False), ("repetition", False),
+                                                            ("zero_advantage", True)]
     assert check_config(path).errors == []

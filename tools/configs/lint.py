@@ -43,6 +43,7 @@ from tools.configs.detect import (
 from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, LAB_SECTIONS, TRANSITION, V09, current_or_later
 from tools.configs.document import LineIndex, is_table_array, load, lookup
 from tools.configs.multinode import multinode_findings
+from tools.configs.toml_edit import literal
 from tools.configs.view import ConfigView
 from tools.contract import Arg, Context, ToolResult
 from tools.eras import Dialect, Kind, Target, Variant
@@ -57,7 +58,7 @@ SEVERITY: dict[str, Severity] = {
                      "renamed-key", "removed-key", "conflicting-keys", "schema-rejected", "no-slurm-table"),
                     "error"),
     **dict.fromkeys(("group-size-small", "batch-too-small", "async-level-implicit", "lr-out-of-range",
-                     "filtering-needs-binary-reward", "temperature-low"), "warning"),
+                     "filtering-needs-binary-reward", "temperature-low", "completion-may-truncate"), "warning"),
     "dialect-outdated": "info",
 }
 
@@ -66,6 +67,10 @@ MIN_GROUP, MIN_BATCH = PRESETS["quick"]
 # Usual learning rates (verifiers docs "RL rules of thumb", prime-rl and TRL examples): full
 # fine-tuning around 1e-6, LoRA about ten times higher.
 LR_RANGES = {"full fine-tuning": (1e-7, 1e-5), "LoRA": (1e-6, 1e-4)}
+# SFT takes larger steps than RL: prime-rl's own SFT examples use 3e-6 to 2e-5 for full
+# fine-tuning and 1e-4 with LoRA (configs/ and examples/ at v0.4.0 to main), TRL's SFT default is
+# 2e-5 and its LoRA recipes 1e-4 to 2e-4.
+SFT_LR_RANGES = {"full fine-tuning": (1e-6, 1e-4), "LoRA": (1e-5, 1e-3)}
 # Algorithms that learn without a group baseline (prime-rl `configs/algorithm.py`: on-policy
 # distillation, self-distillation, RAE, SFT), so a group of one is right for them.
 GROUP_FREE_ALGOS = frozenset({"opd", "opsd", "rae", "sft"})
@@ -468,11 +473,14 @@ def sampling_findings(view: ConfigView) -> list[Finding]:
     """Completions longer than the context, and a training temperature below 1."""
     found = []
     tokens_key = view.key_for("max_tokens")
-    tokens, seq_len = view.get(tokens_key), view.value_of("seq_len") if view.prime_rl else None
+    tokens = view.get(tokens_key)
+    seq_key, seq_len = seq_len_in_force(view) if view.prime_rl else (None, None)
     if isinstance(tokens, int) and isinstance(seq_len, int) and tokens > seq_len:
-        found.append(finding("seq-len-mismatch", tokens_key, f"{tokens_key} = {tokens} is above seq_len ({seq_len}): "
-                             "a completion that long cannot fit the sample the trainer takes",
-                             f"lower {tokens_key} below {seq_len}, or raise seq_len"))
+        # A risk, not a refusal: prime-rl runs it, and only a completion that long is cut.
+        found.append(finding("completion-may-truncate", tokens_key, f"{tokens_key} = {tokens} is above "
+                             f"{seq_key} ({seq_len}): a completion that long cannot fit the sample the "
+                             "trainer takes, so it is truncated", f"lower {tokens_key} below {seq_len}, or raise "
+                             f"{seq_key}"))
     temperature_key = view.key_for("temperature")
     temperature = view.get(temperature_key)
     if isinstance(temperature, int | float) and not isinstance(temperature, bool) and temperature < 1:
@@ -480,6 +488,18 @@ def sampling_findings(view: ConfigView) -> list[Finding]:
                              "below 1 during RL sharpens the policy and collapses entropy",
                              f"train at {temperature_key} = 1.0; lower it only for evals"))
     return found
+
+
+def seq_len_in_force(view: ConfigView) -> tuple[str, int | None]:
+    """The sample length the orchestrator builds to, and the key that sets it: its own copy, else
+    the shared top-level `seq_len` (rl.py `propagate_shared_fields` copies it to both
+    components), else the trainer's copy, else the era's default. Every release from v0.3.0 on
+    keeps them there (upstream_keys.json)."""
+    for key in ("orchestrator.seq_len", "seq_len", "trainer.model.seq_len", "data.seq_len"):
+        spelled = view.spell(key)
+        if spelled and isinstance(view.get(spelled), int):
+            return spelled, view.get(spelled)
+    return "seq_len (default)", view.value_of("seq_len")
 
 
 # In-flight limits that must hold at least one whole group (prime-rl's `resolve_batching`; the
@@ -522,11 +542,13 @@ def lr_findings(view: ConfigView) -> list[Finding]:
     lr = view.get(key)
     if not isinstance(lr, int | float):
         return []
-    lora = view.dialect == LAB or view.get("trainer.model.lora") is not None
+    lora = view.dialect == LAB or view.get(view.spell("trainer.model.lora")) is not None
     kind = "LoRA" if lora else "full fine-tuning"
-    low, high = LR_RANGES[kind]
+    sft = view.kind == Kind.SFT
+    low, high = (SFT_LR_RANGES if sft else LR_RANGES)[kind]
     if low <= lr <= high:
         return []
+    kind = f"SFT with {kind}" if sft else kind
     return [finding("lr-out-of-range", key, f"{key} = {lr:g} is outside the usual range for {kind} "
                     f"({low:g} to {high:g})", f"start from {low * 10:g} and change it by at most 2x per run")]
 
@@ -563,9 +585,10 @@ def validator_findings(view: ConfigView) -> list[Finding]:
             for copy in copies:
                 if None not in (view.get(shared), view.get(copy)) and view.get(shared) != view.get(copy):
                     conflicted.add(copy)
-                    found.append(finding("conflicting-keys", copy, f"{shared} = {view.get(shared)!r} and {copy} = "
-                                         f"{view.get(copy)!r} differ; prime-rl refuses a shared value that its copy "
-                                         "contradicts", f"remove {copy}, or set both to the same value"))
+                    found.append(finding("conflicting-keys", copy, f"{shared} = {literal(view.get(shared))} and "
+                                         f"{copy} = {literal(view.get(copy))} differ; prime-rl refuses a shared "
+                                         "value that its copy contradicts",
+                                         f"remove {copy}, or set both to the same value"))
     effective = {copy: view.get(copy, view.get(shared)) for shared, copies in SHARED.items() for copy in copies}
     trainer_len, orch_len = effective["trainer.model.seq_len"] or 2048, effective["orchestrator.seq_len"] or 2048
     if trainer_len < orch_len and not conflicted & {"trainer.model.seq_len", "orchestrator.seq_len"}:
@@ -592,7 +615,7 @@ def _model_findings(view: ConfigView, effective: dict[str, Any], conflicted: set
     names = {key: view.get(key) if key == inference_key else effective[key] for key in pair}
     if conflicted & set(pair) or None in names.values() or len(set(names.values())) == 1:
         return []
-    listed = " but ".join(f"{k} = {v!r}" for k, v in names.items())
+    listed = " but ".join(f"{k} = {literal(v)}" for k, v in names.items())
     return [finding("model-mismatch", pair[0], f"the components name different models: {listed}",
                     "set the model once, as [model] name, and remove the per-component names")]
 

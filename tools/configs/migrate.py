@@ -26,7 +26,7 @@ from tomlkit.toml_document import TOMLDocument
 
 from tools.configs import dialects as schema
 from tools.configs import keytables
-from tools.configs.detect import Detection, Installed, detect_file, installed_stack, refuse_other_kind
+from tools.configs.detect import Detection, Installed, detect_file, installed_stack, refuse_kind
 from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, TRANSITION, V09, KeyChange
 from tools.configs.document import load, read_text, split_key
 from tools.configs.edit import atomic_write, unified_diff, write_config
@@ -113,7 +113,7 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     config = load(Path(path))
     target = Dialect(to)
     detection = detect_file(config.data, config.path)
-    refuse_other_kind(detection, config.path, "migrate")
+    refuse_kind(detection, config.path, "migrate")
     source, kind = detection.dialect, detection.kind
     # A component file is migrated as its table of a full config, and stays a component file.
     table = _COMPONENT_TABLES.get(kind)
