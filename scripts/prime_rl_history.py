@@ -191,12 +191,13 @@ def parse_module(name: str, source: str) -> Module:
                 is_map = isinstance(annotation, ast.Subscript) and _callee(annotation.value) in ("dict", "Dict")
                 fields[key] = Field_(ast.unparse(annotation), _field_default(item.value, metadata),
                                      _names(annotation), is_map, _foreign(annotation, module.imports))
-            module.classes[node.name] = ([_callee(b) for b in node.bases], fields)
+            module.classes[node.name] = ([ast.unparse(b) for b in node.bases], fields)
     return module
 
 
 # Names from the standard library and pydantic that type a value, never a table of its own.
-_PLAIN = re.compile(r"^(typing|typing_extensions|pydantic|pydantic_settings|pathlib|datetime|enum|collections.*)$")
+_PLAIN = re.compile(r"^(typing|typing_extensions|pydantic|pydantic_settings|pydantic_config|pathlib|datetime|enum"
+                    r"|collections.*)$")
 
 
 def _foreign(annotation: ast.expr, imports: dict[str, tuple[str, str]]) -> bool:
@@ -238,11 +239,28 @@ class Commit:
         bases, own = self.modules[module].classes[name]
         merged: dict[str, tuple[str, Field_]] = {}
         for base in bases if depth < 8 else []:
-            for resolved in self.resolve(module, base):
+            for resolved in self.resolve(module, base.split("[")[0]):
                 if resolved != class_id:
                     merged.update(self.fields(resolved, depth + 1))
         merged.update({key: (module, value) for key, value in own.items()})
         return merged
+
+    def foreign_base(self, class_id: tuple[str, str], depth: int = 0) -> bool:
+        """Whether a class takes fields from another package's class (`class X(vf.EnvConfig)`)."""
+        module, name = class_id
+        found = self.modules[module]
+        for base in found.classes[name][0]:
+            base = base.split("[")[0]
+            if "." in base:
+                return True
+            resolved = self.resolve(module, base)
+            if any(depth < 8 and self.foreign_base(r, depth + 1) for r in resolved if r != class_id):
+                return True
+            source = found.imports.get(base, ("", ""))[0]
+            if not resolved and source and not source.startswith(("prime_rl", "zeroband")) and not _PLAIN.match(
+                    source):
+                return True
+        return False
 
     def root(self, kind: str) -> tuple[str, str] | None:
         for pattern, name in ROOTS[kind]:
@@ -262,8 +280,9 @@ class Commit:
               seen: tuple[tuple[str, str], ...]) -> None:
         for key, (module, value) in self.fields(class_id).items():
             path = f"{prefix}{key}"
-            found[path] = (value.type, value.default, value.foreign)
             children = [c for n in dict.fromkeys(value.names) for c in self.resolve(module, n)]
+            foreign = value.foreign or any(self.foreign_base(c) for c in dict.fromkeys(children))
+            found[path] = (value.type, value.default, foreign)
             below = f"{path}.*." if value.map else f"{path}."
             for child in dict.fromkeys(children):
                 if child not in seen and len(seen) < MAX_DEPTH:
@@ -284,6 +303,8 @@ def history(git_dir: Path) -> dict[str, Any]:
     kept: list[tuple[str, str]] = []
     spans: dict[str, dict[str, list[list[int]]]] = {kind: {} for kind in ROOTS}
     latest: dict[str, dict[str, tuple[str, Any, bool]]] = {kind: {} for kind in ROOTS}
+    defaults: dict[str, dict[str, list[list[Any]]]] = {kind: {} for kind in ROOTS}
+    opened: dict[str, set[str]] = {kind: set() for kind in ROOTS}
     previous_blobs: tuple[str, ...] | None = None
     for sha, date in timeline:
         tree = git(git_dir, "ls-tree", "-r", sha, "--", *PATHSPECS)
@@ -308,21 +329,28 @@ def history(git_dir: Path) -> dict[str, Any]:
                     runs[-1][1] = index
                 else:
                     runs.append([index, index])
+                if path not in latest[kind] or latest[kind][path][1] != fact[1]:
+                    defaults[kind].setdefault(path, []).append([index, fact[1]])
                 latest[kind][path] = fact
+                if fact[2]:
+                    opened[kind].add(path)
     last = len(kept) - 1
     table: dict[str, Any] = {}
     for kind in ROOTS:
         entries = {}
         for path in sorted(spans[kind]):
-            type_, default, foreign = latest[kind][path]
+            type_, default, _ = latest[kind][path]
             entries[path] = {"type": type_, "default": default, "spans": spans[kind][path]}
-            if foreign:
-                entries[path]["open"] = True  # its keys are another package's
+            if len(defaults[kind][path]) > 1:
+                entries[path]["defaults"] = defaults[kind][path]  # [commit index, default from then on]
+            if path in opened[kind]:
+                entries[path]["open"] = True  # its keys are another package's (on some date)
         _successors(entries, last)
         table[kind] = entries
     return {"_about": "prime-rl's config keys per commit, read statically (ast) from PrimeIntellect-ai/prime-rl "
                       "(Apache-2.0) by scripts/prime_rl_history.py; do not edit by hand. `spans` index `commits` "
-                      "(first-parent commits of main that changed a config module); `successor` is inferred.",
+                      "(first-parent commits of main that changed a config module); `default` is the last "
+                      "one, `defaults` its changes; `successor` is inferred.",
             "commits": kept, "tags": _tags(git_dir, kept), "kinds": table}
 
 
@@ -351,8 +379,13 @@ def _successors(entries: dict[str, dict[str, Any]], last: int) -> None:
         else:
             siblings = [p for p in new if (p.rsplit(".", 1)[0] if "." in p else "") == parent]
             close = difflib.get_close_matches(leaf, [p.rsplit(".", 1)[-1] for p in siblings], n=1, cutoff=0.7)
+            # A new name for the same thing: the one key that arrived beside it with its type and default.
+            alike = [p for p in siblings if (entries[p]["type"], entries[p]["default"]) == (entry["type"],
+                                                                                         entry["default"])]
             if close:
                 successor = f"{parent}.{close[0]}" if parent else close[0]
+            elif len(alike) == 1:
+                successor = alike[0]
         if successor:
             entry["successor"] = successor
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.configs import keytables
+from tools.configs import history, keytables
 from tools.configs.dialects import LAB_SECTIONS
 from tools.configs.document import is_table_array, lookup
 from tools.eras import (
@@ -154,6 +154,9 @@ class Detection:
     kind: Kind = Kind.RL
     kind_evidence: str = "assumed a full rl config"
     base: Path | None = None  # the config an overlay is stacked on
+    # Whether its keys are judged by the dates the file fits: only when its era came from the file
+    # (a dialect given, or a migration's target, is judged by that era's tables).
+    dated: bool = False
 
 
 def misfit(data: dict[str, Any], kind: Kind, dialect: Dialect) -> int | None:
@@ -260,6 +263,8 @@ def detect_kind(data: dict[str, Any], path: Path | None = None) -> tuple[Kind, s
     fits: dict[Kind, int] = {}
     for kind in Kind:
         values = [m for d in Dialect if (m := misfit(data, kind, d)) is not None]
+        if history.keys(kind):  # every date since v0.1, not only the releases' tables
+            values.append(history.misfit(kind, data))
         if values:
             fits[kind] = min(values)
     best = min(fits.values())
@@ -300,7 +305,7 @@ def detect_file(data: dict[str, Any], path: Path, kind: Kind | str | None = None
         if base:
             found = Detection(found.dialect, f"the stack {base.name} + {path.name}: {found.evidence}",
                               found.from_keys, judged)
-    return Detection(found.dialect, found.evidence, found.from_keys, kind, kind_evidence, base)
+    return Detection(found.dialect, found.evidence, found.from_keys, kind, kind_evidence, base, dated=not dialect)
 
 
 def _base_of(path: Path) -> Path | None:

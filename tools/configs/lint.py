@@ -29,7 +29,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from tools.configs import dialects as schema
-from tools.configs import keytables
+from tools.configs import history, keytables
 from tools.configs.detect import (
     Detection,
     Installed,
@@ -58,7 +58,8 @@ SEVERITY: dict[str, Severity] = {
                      "renamed-key", "removed-key", "conflicting-keys", "schema-rejected", "no-slurm-table"),
                     "error"),
     **dict.fromkeys(("group-size-small", "batch-too-small", "async-level-implicit", "lr-out-of-range",
-                     "filtering-needs-binary-reward", "temperature-low", "completion-may-truncate"), "warning"),
+                     "filtering-needs-binary-reward", "temperature-low", "completion-may-truncate",
+                     "key-of-other-date"), "warning"),
     "dialect-outdated": "info",
 }
 
@@ -159,7 +160,11 @@ def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detecti
         judged = Kind.SFT if detection.base and detection.base.name == "sft.toml" else Kind.RL
     stacked = stack(detection.base, data) if detection.base else data
     variant = (variant or installed.variant) if detection.dialect == CURRENT else None
-    view = ConfigView(stacked, detection.dialect, variant, judged, path)
+    # The dates the file fits judge its key names and which validators applied; a dialect given,
+    # or a checkout's pinned variant, judges by that era's tables instead.
+    era = history.era(judged, stacked, path if path.is_file() else None) if (
+        detection.dated and detection.dialect != LAB and variant is None) else None
+    view = ConfigView(stacked, detection.dialect, variant, judged, path, era.window() if era else None)
     findings = [*key_findings(view), *playbook_findings(view, overlay=detection.kind == Kind.OVERLAY),
                 *validator_findings(view), *outdated_findings(view, installed, path, target),
                 *hosted_only_findings(view, target),
@@ -171,12 +176,73 @@ def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detecti
     # said once (a multi-node deployment's own rule may have said it already).
     if not any(f.key == "slurm" for f in findings):
         findings += slurm_findings(view, target, path)
+    notes = []
+    if era is not None:
+        findings = dated_findings(findings, stacked, judged, era)
+        notes.append(f"dates it fits: {era.dates()} ({era.evidence})")
     lines = LineIndex(text)
     for finding in findings:
         finding.line = lines.line_of(finding.key) if finding.key else None
     return CheckResult(path=str(path), dialect=detection.dialect, kind=detection.kind, detected=detection.evidence,
                        kind_detected=detection.kind_evidence, base=str(detection.base) if detection.base else None,
-                       findings=findings)
+                       findings=findings, notes=notes)
+
+
+# The findings about a key's name, which the dates a file fits can overrule.
+_NAME_CODES = ("unknown-key", "renamed-key", "removed-key")
+
+
+def dated_findings(found: list[Finding], data: dict[str, Any], kind: Kind, era: history.Era) -> list[Finding]:
+    """Judge key names by the dates the file fits (prime-rl's history, `tools.configs.history`):
+    a key that existed then gets no finding; one of other dates is a warning saying when it
+    existed and what replaced it; only a key no commit ever had stays an error."""
+    spelled = history.spellings(kind, data)
+    judged, valid = [], []
+    for item in found:
+        table_path = spelled.get(item.key or "")
+        if item.code not in _NAME_CODES or table_path is None:
+            judged.append(item)
+        elif history.existed(kind, table_path, era.first, era.last):
+            valid.append(f"{item.key}.")  # valid on the dates this file fits; its tables' keys are judged below
+        elif table_path in history.keys(kind):
+            successor = history.successor(kind, table_path)
+            then = f"; it became `{successor}`" if successor else ""
+            judged.append(finding("key-of-other-date", item.key, f"{item.key} is a key of prime-rl "
+                                  f"{history.when(kind, table_path)}, not of the dates this file fits "
+                                  f"({era.dates()}){then}", item.fix))
+        elif (now := history.moved(kind, table_path)) is not None:
+            # Under a table that was renamed: the key is its new table's (upstream read the old
+            # table name as the new one for a while), so it is told where it belongs.
+            then = "valid then under its new table" if history.existed(kind, now, era.first, era.last) else \
+                f"a key there {history.when(kind, now)}"
+            judged.append(finding("key-of-other-date", item.key, f"{item.key} sits under a table that was "
+                                  f"renamed: it is `{now}` ({then})", f"move it to {now} (`rlpilot config "
+                                  "migrate` does this)"))
+        else:
+            close = history.nearest(kind, table_path)
+            if close and "did you mean" not in item.message and item.code == "unknown-key":
+                item.message += f"; the nearest key prime-rl ever had is `{close}`"
+            judged.append(item)
+    # Keys inside a table the era's release tables lacked were never looked at: a name no commit had is an error.
+    for shown, table_path in spelled.items():
+        if shown.startswith(tuple(valid)) and table_path not in history.keys(kind):
+            close = history.nearest(kind, table_path)
+            judged.append(finding("unknown-key", shown, f"{shown} is a key prime-rl never had" + (
+                f"; the nearest real key is `{close}`" if close else ""),
+                f"rename it to {close.rsplit('.', 1)[-1]}, or remove it" if close else "remove it"))
+    return judged
+
+
+def since(view: ConfigView, date: str, found: Finding, why: str) -> Finding | None:
+    """A validator upstream added on `date`, for a file of known dates: an error when all of them
+    are on or after it, a warning when some are, nothing when the file predates it."""
+    if view.dates is None or view.dates[0] >= date:
+        return found
+    if view.dates[1] < date:
+        return None
+    found.severity = "warning"
+    found.message += f"; prime-rl refuses this since {date} ({why}), after some of the dates this file fits"
+    return found
 
 
 def _sets(data: dict[str, Any], shown: str) -> bool:
@@ -400,7 +466,7 @@ def group_sizes(view: ConfigView) -> tuple[str | None, list[int]]:
     if value is None and spelled:
         key, value = spelled, view.get(spelled)
     if value is not None:
-        return key, [value]
+        return key, list(value) if isinstance(value, list) else [value]  # a 2025 eval config's one per env
     entries = view.get(view.spell("orchestrator.train.source" if current_or_later(view.dialect) else
                                   "orchestrator.train.env")) or []
     per_env = [e.get("group_size") for e in entries if isinstance(e, dict)]
@@ -561,6 +627,10 @@ SHARED = {
     "max_steps": ("trainer.max_steps", "orchestrator.max_steps"),
     "model.name": ("trainer.model.name", "orchestrator.model.name"),
 }
+# prime-rl #2565 (2026-05-20): a shared field fills only unset copies and refuses a copy that
+# disagrees; before it the shared value overwrote the copies, and the orchestrator took the
+# inference server's model name.
+SHARED_MUTEX = "2026-05-20"
 EXCLUSIVE = {
     LAB: [("max_inflight_rollouts", "oversampling_factor"), ("sampling.temperature", "sampling.temp_scheduler")],
     Dialect.CLASSIC: [("orchestrator.sampling.temperature", "orchestrator.sampling.temp_scheduler"),
@@ -585,13 +655,18 @@ def validator_findings(view: ConfigView) -> list[Finding]:
             for copy in copies:
                 if None not in (view.get(shared), view.get(copy)) and view.get(shared) != view.get(copy):
                     conflicted.add(copy)
-                    found.append(finding("conflicting-keys", copy, f"{shared} = {literal(view.get(shared))} and "
-                                         f"{copy} = {literal(view.get(copy))} differ; prime-rl refuses a shared "
-                                         "value that its copy contradicts",
-                                         f"remove {copy}, or set both to the same value"))
+                    conflict = finding("conflicting-keys", copy, f"{shared} = {literal(view.get(shared))} and "
+                                       f"{copy} = {literal(view.get(copy))} differ; prime-rl refuses a shared "
+                                       "value that its copy contradicts",
+                                       f"remove {copy}, or set both to the same value")
+                    found.append(since(view, SHARED_MUTEX, conflict, "prime-rl #2565"))
+    found = [f for f in found if f is not None]
     effective = {copy: view.get(copy, view.get(shared)) for shared, copies in SHARED.items() for copy in copies}
-    trainer_len, orch_len = effective["trainer.model.seq_len"] or 2048, effective["orchestrator.seq_len"] or 2048
-    if trainer_len < orch_len and not conflicted & {"trainer.model.seq_len", "orchestrator.seq_len"}:
+    # Only lengths the file sets: what an unset one is (a default, or copied from the other) has
+    # changed between eras.
+    trainer_len, orch_len = effective["trainer.model.seq_len"], effective["orchestrator.seq_len"]
+    if None not in (trainer_len, orch_len) and trainer_len < orch_len and not conflicted & {
+            "trainer.model.seq_len", "orchestrator.seq_len"}:
         found.append(finding("seq-len-mismatch", "trainer.model.seq_len", f"the trainer's seq_len ({trainer_len}) is "
                              f"shorter than the orchestrator's ({orch_len}): samples would not fit the trainer",
                              f"set trainer.model.seq_len >= {orch_len}, or set only the top-level seq_len"))
@@ -616,8 +691,13 @@ def _model_findings(view: ConfigView, effective: dict[str, Any], conflicted: set
     if conflicted & set(pair) or None in names.values() or len(set(names.values())) == 1:
         return []
     listed = " but ".join(f"{k} = {literal(v)}" for k, v in names.items())
-    return [finding("model-mismatch", pair[0], f"the components name different models: {listed}",
-                    "set the model once, as [model] name, and remove the per-component names")]
+    mismatch = finding("model-mismatch", pair[0], f"the components name different models: {listed}",
+                       "set the model once, as [model] name, and remove the per-component names")
+    if view.get("orchestrator.model.name") is None and pair[0] == inference_key:
+        # Until prime-rl #2565 the orchestrator took the inference server's model name.
+        found = since(view, SHARED_MUTEX, mismatch, "prime-rl #2565")
+        return [found] if found else []
+    return [mismatch]
 
 
 def _gpu_findings(view: ConfigView) -> list[Finding]:
