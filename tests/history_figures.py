@@ -1,8 +1,8 @@
 """The figures issue 32 asks for: `config check` on the configs prime-rl published at dates
 between its releases, from 2025-08 to 2026-08.
 
-For each month, the first-parent commit of prime-rl's main on its 15th (the last one for the
-newest month): every TOML under its configs/ and examples/ is written out beside its siblings
+For the 1st and the 15th of each month, the first-parent commit of prime-rl's main on that day
+(or the last before it): every TOML under its configs/ and examples/ is written out beside its siblings
 (overlays find their base) and checked as `config check` does, with nothing installed and no
 git history (so the dates come from its keys alone). An error is false unless its key is one
 that commit's own classes do not have (the file was already stale upstream): those classes are
@@ -27,6 +27,7 @@ from tools.configs import history  # noqa: E402
 from tools.configs.document import load  # noqa: E402
 
 MONTHS = [f"2025-{m:02d}" for m in range(8, 13)] + [f"2026-{m:02d}" for m in range(1, 9)]
+DAYS = [f"{month}-{day}" for month in MONTHS for day in ("01", "15")]
 FOLDERS = ("configs/", "examples/")
 
 
@@ -35,10 +36,10 @@ def git(git_dir: Path, *args: str) -> str:
                           text=True).stdout
 
 
-def commit_on(git_dir: Path, month: str) -> tuple[str, str] | None:
-    found = git(git_dir, "log", "--first-parent", "-1", f"--before={month}-15T23:59", "--format=%H %cs", "HEAD")
+def commit_on(git_dir: Path, day: str) -> tuple[str, str]:
+    found = git(git_dir, "log", "--first-parent", "-1", f"--before={day}T23:59", "--format=%H %cs", "HEAD")
     sha, date = found.split()
-    return (sha, date) if date.startswith(month) or month == MONTHS[-1] else None
+    return sha, date
 
 
 def index_of(date: str) -> int:
@@ -48,12 +49,12 @@ def index_of(date: str) -> int:
 def main(git_dir: Path) -> None:
     print("| date | commit | files | kinds | errors | false errors |")
     print("|---|---|---|---|---|---|")
-    dates, total_false = 0, 0
-    for month in MONTHS:
-        found = commit_on(git_dir, month)
-        if found is None:
+    dates, total_false, seen = 0, 0, set()
+    for day in DAYS:
+        sha, date = commit_on(git_dir, day)
+        if sha in seen:
             continue
-        sha, date = found
+        seen.add(sha)
         at = index_of(date)
         names = [n for n in git(git_dir, "ls-tree", "-r", "--name-only", sha).splitlines()
                  if n.endswith(".toml") and n.startswith(FOLDERS)]
@@ -78,7 +79,8 @@ def main(git_dir: Path) -> None:
                 for item in result.errors:
                     errors += 1
                     table_path = spelled.get(item.key or "")
-                    stale = (item.code == "unknown-key" and table_path is not None
+                    # Stale upstream: a key prime-rl had on other dates, not at this commit.
+                    stale = (item.code == "unknown-key" and table_path in history.keys(result.kind)
                              and not history.existed(result.kind, table_path, at, at))
                     (stale_ones if stale else false).append(f"{name}: {item.code} {item.key}: {item.message}")
         dates += 1

@@ -61,12 +61,18 @@ class Era:
         return start if start == end else f"{start} to {end}"
 
 
+@functools.cache
+def _tables(kind: str) -> frozenset[str]:
+    """The paths that hold keys of their own (a table); a dict-typed value without them is data."""
+    return frozenset(path.rsplit(".", 1)[0] for path in keys(kind) if "." in path)
+
+
 def spellings(kind: Kind | str, data: dict[str, Any]) -> dict[str, str]:
     """Each key the file writes (as findings show it: `orchestrator.env[1].ratio`) with its path in
     the table (free names as `*`, array entries without an index); keys under another package's
     table are left out (that package judges them)."""
     found: dict[str, str] = {}
-    _flatten(keys(kind), data, "", "", found)
+    _flatten(keys(kind), _tables(str(_TABLE_KIND.get(Kind(kind), kind))), data, "", "", found)
     return found
 
 
@@ -74,8 +80,8 @@ def paths(kind: Kind | str, data: dict[str, Any]) -> set[str]:
     return set(spellings(kind, data).values())
 
 
-def _flatten(table: dict[str, dict[str, Any]], data: dict[str, Any], prefix: str, shown: str,
-             found: dict[str, str]) -> None:
+def _flatten(table: dict[str, dict[str, Any]], tables: frozenset[str], data: dict[str, Any], prefix: str,
+             shown: str, found: dict[str, str]) -> None:
     for written, value in data.items():
         key = written.replace("-", "_")
         path = f"{prefix}{key}"
@@ -83,12 +89,12 @@ def _flatten(table: dict[str, dict[str, Any]], data: dict[str, Any], prefix: str
         if path not in table and f"{prefix}*" in table:
             path = f"{prefix}*"
         found[display] = path
-        if table.get(path, {}).get("open"):
-            continue
+        if table.get(path, {}).get("open") or path in table and path not in tables:
+            continue  # another package's table, or a value that is a dict (an environment's `args`)
         entries = [value] if isinstance(value, dict) else value if is_table_array(value) else []
         for index, entry in enumerate(entries):
             where = display if isinstance(value, dict) else f"{display}[{index}]"
-            _flatten(table, entry, f"{path}.", f"{where}.", found)
+            _flatten(table, tables, entry, f"{path}.", f"{where}.", found)
 
 
 def existed(kind: Kind | str, path: str, first: int, last: int) -> bool:
