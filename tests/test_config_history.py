@@ -15,7 +15,7 @@ import pytest
 from config_support import check_config, codes, write
 
 from tools.configs import history
-from tools.eras import Kind
+from tools.eras import Dialect, Kind
 
 SCHEMAS = {"v0.3.0": "v0.3.0", "v0.4.0": "v0.4.0", "v0.5.0": "v0.5.0", "v0.6.0": "v0.6.0", "v0.7.0": "v0.7.0",
            "v0.8.0": "v0.8.0", "main-2026-08-21": None}  # None: the newest commit of the table (559b447)
@@ -172,3 +172,27 @@ def test_the_files_commit_date_is_the_evidence_when_git_knows_it(tmp_path: Path)
     result = check_config(path)
     assert any("the file's own commit date (2026-04" in note for note in result.notes)
     assert "unknown-key" not in codes(result)
+
+
+def test_a_dialect_whose_dates_all_follow_the_files_is_not_its_dialect(tmp_path: Path) -> None:
+    # A v0.6-era file (`[orchestrator.student]`, `[[orchestrator.eval.env]]`): `orchestrator.group_size`
+    # alone made it prime-rl-current, whose dates begin after v0.7.0, and its migration skipped
+    # the transition renames (prime-rl v0.6.0's examples/glm5_pd_disag was refused by main).
+    text = """
+        max_steps = 20
+        [model]
+        name = "Qwen/Qwen3-0.6B"
+        [orchestrator]
+        batch_size = 128
+        group_size = 8
+        [orchestrator.student.model]
+        name = "Qwen/Qwen3-0.6B"
+        [orchestrator.eval]
+        interval = 20
+        [[orchestrator.eval.env]]
+        id = "reverse-text"
+        [trainer]
+        """
+    result = check_config(write(tmp_path, text))
+    assert result.dialect == Dialect.TRANSITION
+    assert "come before prime-rl-current" in result.detected

@@ -301,11 +301,26 @@ def detect_file(data: dict[str, Any], path: Path, kind: Kind | str | None = None
     elif dialect:
         found = Detection(Dialect(dialect), "given", kind=judged)
     else:
-        found = detect_dialect(stacked, judged)
+        found = _not_before_its_dates(detect_dialect(stacked, judged), stacked, judged, path)
         if base:
             found = Detection(found.dialect, f"the stack {base.name} + {path.name}: {found.evidence}",
                               found.from_keys, judged)
     return Detection(found.dialect, found.evidence, found.from_keys, kind, kind_evidence, base, dated=not dialect)
+
+
+def _not_before_its_dates(found: Detection, data: dict[str, Any], kind: Kind, path: Path) -> Detection:
+    """A dialect whose dates all come after the file's is not its dialect: its keys' signs can be
+    spellings an older era already had (`orchestrator.group_size` in v0.6); the newest dialect
+    that had begun by the file's dates is."""
+    if found.dialect in (Dialect.HOSTED_LAB, Dialect.V09):  # no dates for these in the table
+        return found
+    era = history.era(kind, data, path if path.is_file() else None)
+    if era is None or era.last >= history.began(found.dialect):
+        return found
+    older = max((d for d in Dialect if d != Dialect.HOSTED_LAB and history.began(d) <= era.last),
+                key=history.began)
+    return Detection(older, f"its keys' dates ({era.dates()}) come before {found.dialect}; {found.evidence}",
+                     found.from_keys, kind)
 
 
 def _base_of(path: Path) -> Path | None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.configs.document import is_table_array
-from tools.eras import Kind
+from tools.eras import Dialect, Kind
 
 _FILE = Path(__file__).with_name("prime_rl_history.json.gz")
 # A kind's keys sit in the table of this kind (an overlay is its base's; the rest are their own).
@@ -135,6 +135,15 @@ def era(kind: Kind | str, data: dict[str, Any], file: Path | None = None) -> Era
 def _commit_index(file: Path) -> int | None:
     """The last commit of the table at or before the date git gives the file, when it is tracked."""
     try:
+        return _dated(str(file), file.stat().st_mtime_ns)
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _dated(name: str, _mtime: int) -> int | None:
+    file = Path(name)
+    try:
         done = subprocess.run(["git", "log", "-1", "--format=%cs", "--", file.name], cwd=file.parent,
                               capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
@@ -163,6 +172,19 @@ def default_at(kind: Kind | str, path: str, index: int) -> Any:
 
 def successor(kind: Kind | str, path: str) -> str | None:
     return keys(kind).get(path, {}).get("successor")
+
+
+# The release after which each dialect's spellings began on main (the one before it was cut).
+_BEGAN_AFTER = {Dialect.TRANSITION: "v0.5.0", Dialect.CURRENT: "v0.7.0", Dialect.V09: "v0.8.0"}
+
+
+def began(dialect: Dialect) -> int:
+    """The first commit index of a dialect's window of dates (v0.9's lies after the table's last
+    commit, main of 2026-08-21)."""
+    if dialect == Dialect.V09:
+        return len(commits())
+    tag = _BEGAN_AFTER.get(dialect)
+    return _history()["tags"][tag] + 1 if tag else 0
 
 
 def moved(kind: Kind | str, path: str) -> str | None:
