@@ -9,7 +9,9 @@ import pytest
 from config_support import NOTHING, check_config, write
 from eval_support import write_traces
 
+from tools.configs.migrate import migrate
 from tools.configs.tune import tune
+from tools.eras import Dialect
 
 CURRENT = """
 [orchestrator]
@@ -60,7 +62,8 @@ def test_binary_rewards_turn_on_filtering_in_each_dialects_keys(tmp_path: Path) 
         id = "gsm8k"
         """, "classic.toml")
     deltas = _deltas(tune(classic, reward="binary", workspace=tmp_path, installed=NOTHING))
-    assert deltas == {"orchestrator.buffer.online_difficulty_filtering": True, "orchestrator.oversampling_factor": 2.0}
+    assert deltas == {"orchestrator.buffer.online_difficulty_filtering": True, "orchestrator.oversampling_factor": 2.0,
+                      "orchestrator.max_async_level": 1}  # what check warns is unset in a classic file
     transition = write(tmp_path, """
         [orchestrator]
         batch_size = 128
@@ -81,6 +84,7 @@ def test_continuous_rewards_warn_about_filtering_and_add_none(tmp_path: Path) ->
         [orchestrator]
         batch_size = 128
         rollouts_per_example = 8
+        max_async_level = 1
         [orchestrator.buffer]
         online_difficulty_filtering = true
         [[orchestrator.env]]
@@ -103,6 +107,7 @@ def test_thresholds_come_from_the_eval_run(tmp_path: Path) -> None:
         [orchestrator]
         batch_size = 128
         rollouts_per_example = 8
+        max_async_level = 1
         [orchestrator.buffer]
         online_difficulty_filtering = true
         [[orchestrator.env]]
@@ -138,3 +143,34 @@ def test_applied_filters_keep_every_line_of_the_file(shared_fixtures: Path, tmp_
     assert [(f["type"], f["enforce"]) for f in written] == [("gibberish", False), ("repetition", False),
                                                             ("zero_advantage", True)]
     assert check_config(path).errors == []
+
+
+def test_check_tune_and_migrate_agree_on_each_warning(tmp_path: Path) -> None:
+    path = write(tmp_path, """
+        max_steps = 20
+        [model]
+        name = "Qwen/Qwen3-0.6B"
+        [orchestrator]
+        seq_len = 4096
+        batch_size = 128
+        rollouts_per_example = 8
+        [orchestrator.sampling]
+        max_tokens = 10000
+        temperature = 0.6
+        [[orchestrator.env]]
+        id = "reverse-text"
+        [trainer.model]
+        seq_len = 4096
+        """)
+    warned = {f.key for f in check_config(path).findings if f.severity == "warning" and f.code != "dialect-outdated"}
+    assert warned == {"orchestrator.sampling.max_tokens", "orchestrator.sampling.temperature",
+                      "orchestrator.max_async_level"}
+    # Before, tune proposed nothing for these three: check warned about what tune left alone.
+    result = tune(path, reward="continuous", apply=True, workspace=tmp_path, installed=NOTHING)
+    assert warned <= {d.key for d in result.deltas}
+    assert [f for f in check_config(path).findings if f.severity == "warning" and f.code != "dialect-outdated"] == []
+    migrated = migrate(path, Dialect.CURRENT, tmp_path / "main.toml", workspace=tmp_path, installed=NOTHING)
+    data = tomllib.loads((tmp_path / "main.toml").read_text())
+    # main fixed the async lag at 1 and removed the key: the migration says so, the value kept as a comment
+    assert [s.key for s in migrated.manual] == ["orchestrator.max_async_level"]
+    assert data["orchestrator"]["train"]["sampling"] == {"max_completion_tokens": 4096, "temperature": 1.0}

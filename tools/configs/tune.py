@@ -34,7 +34,10 @@ from tools.configs.lint import (
     concurrency_needed,
     finding,
     group_sizes,
+    playbook_findings,
     render_finding,
+    sampling_findings,
+    seq_len_in_force,
 )
 from tools.configs.toml_edit import literal
 from tools.configs.view import ConfigView
@@ -116,6 +119,7 @@ def tune(path: Path, profile: Profile = "quick", reward: Reward | None = None, e
         reward = reward or observed.reward_kind
     group = _sizes(plan, profile)
     _concurrency(plan, group)
+    _check_warnings(plan)
     if reward == "binary":
         _filtering(plan)
     elif reward == "continuous" and _filtering_on(view):
@@ -194,6 +198,24 @@ def _concurrency(plan: _Plan, group: int) -> None:
         if isinstance(value, int) and value < needed:
             plan.propose(key, needed, f"a whole group of {group} must be in flight at once (a constraint, so it is "
                          "raised to it in one step)")
+
+
+def _check_warnings(plan: _Plan) -> None:
+    """What `config check` warns about in the sampling and async knobs, proposed as its fix, so
+    the two agree (the group and batch warnings are `_sizes`'s; a learning rate out of range is
+    left to the person: the playbook changes it at most 2x per run)."""
+    view = plan.view
+    for found in sampling_findings(view):
+        if found.code == "temperature-low" and found.key:
+            plan.propose(found.key, 1.0, "RL samples at temperature 1: lower sharpens the policy and collapses "
+                         "entropy (keep the lower one for evals)")
+        elif found.code == "completion-may-truncate" and found.key:
+            seq_key, seq_len = seq_len_in_force(view)
+            plan.propose(found.key, seq_len, f"a completion longer than {seq_key} ({seq_len}) cannot fit the "
+                         "sample the trainer takes, so it is cut")
+    if any(f.code == "async-level-implicit" for f in playbook_findings(view)):
+        plan.propose("orchestrator.max_async_level", 1, "the default (1), written out: it decides how stale "
+                     "rollouts may be, and NCCL weight broadcast requires 1")
 
 
 def _filtering_on(view: ConfigView) -> str | None:
