@@ -97,7 +97,8 @@ def test_completions_longer_than_seq_len_and_a_low_temperature(tmp_path: Path) -
     text = path.read_text().replace("[model]", "seq_len = 512\n\n[model]", 1)
     path.write_text(text)
     found = {f.code: f for f in check_config(path).findings}
-    assert found["seq-len-mismatch"].key == "orchestrator.train.sampling.max_completion_tokens"
+    assert found["completion-may-truncate"].key == "orchestrator.train.sampling.max_completion_tokens"
+    assert found["completion-may-truncate"].severity == "warning"  # a risk: prime-rl runs it
     assert found["temperature-low"].severity == "warning"
 
 
@@ -294,3 +295,39 @@ def test_an_era_nothing_installed_runs_is_a_warning_in_a_plain_check(tmp_path: P
     # `prime train` runs no component file: for an orchestrator file only a checkout would count.
     orch = write(tmp_path, "batch_size = 128\nrollouts_per_example = 8\n", "orch.toml")
     assert all(f.severity == "info" for f in check_config(orch, installed=hosted_stack, kind="orchestrator").findings)
+
+
+def test_seq_len_is_read_from_the_component_copies_the_file_sets(tmp_path: Path) -> None:
+    # The issue's file: seq_len = 4096 for both components and no shared one. The old check read
+    # only the shared key, fell back to 2048, and called max_tokens = 10000 an error.
+    path = write(tmp_path, """
+        max_steps = 20
+        [model]
+        name = "Qwen/Qwen3-0.6B"
+        [trainer.model]
+        seq_len = 4096
+        [orchestrator]
+        seq_len = 4096
+        batch_size = 128
+        rollouts_per_example = 16
+        max_async_level = 1
+        [orchestrator.sampling]
+        max_tokens = 10000
+        [[orchestrator.env]]
+        id = "reverse-text"
+        """)
+    found = [f for f in check_config(path).findings if f.code == "completion-may-truncate"]
+    assert [(f.severity, f.key) for f in found] == [("warning", "orchestrator.sampling.max_tokens")]
+    assert "above orchestrator.seq_len (4096)" in found[0].message
+    lowered = path.read_text().replace("max_tokens = 10000", "max_tokens = 3000")
+    path.write_text(lowered)
+    assert "completion-may-truncate" not in codes(check_config(path))
+
+
+def test_values_in_messages_are_toml_literals(tmp_path: Path) -> None:
+    path = write(tmp_path, CURRENT.format(group=8).replace("[model]", "seq_len = 4096\n\n[model]", 1)
+                 + "[trainer.model]\nseq_len = 2048\nname = \"Qwen/Qwen3-4B\"\n")
+    messages = " ".join(f.message for f in check_config(path).findings)
+    assert "seq_len = 4096 and trainer.model.seq_len = 2048 differ" in messages
+    assert 'model.name = "Qwen/Qwen3-0.6B" and trainer.model.name = "Qwen/Qwen3-4B" differ' in messages
+    assert "'" not in messages and "None" not in messages

@@ -9,7 +9,9 @@ import pytest
 from config_support import NOTHING, check_config, write
 from eval_support import write_traces
 
+from tools.configs.migrate import migrate
 from tools.configs.tune import tune
+from tools.eras import Dialect
 
 CURRENT = """
 [orchestrator]
@@ -60,7 +62,8 @@ def test_binary_rewards_turn_on_filtering_in_each_dialects_keys(tmp_path: Path) 
         id = "gsm8k"
         """, "classic.toml")
     deltas = _deltas(tune(classic, reward="binary", workspace=tmp_path, installed=NOTHING))
-    assert deltas == {"orchestrator.buffer.online_difficulty_filtering": True, "orchestrator.oversampling_factor": 2.0}
+    assert deltas == {"orchestrator.buffer.online_difficulty_filtering": True, "orchestrator.oversampling_factor": 2.0,
+                      "orchestrator.max_async_level": 1}  # what check warns is unset in a classic file
     transition = write(tmp_path, """
         [orchestrator]
         batch_size = 128
@@ -68,9 +71,12 @@ def test_binary_rewards_turn_on_filtering_in_each_dialects_keys(tmp_path: Path) 
         [[orchestrator.train.env]]
         id = "gsm8k"
         """, "transition.toml")
-    assert _deltas(tune(transition, reward="binary", workspace=tmp_path, installed=NOTHING)) == {
-        "orchestrator.pre_batch_filters": [{"type": "zero_advantage", "enforce": True}],
-        "orchestrator.oversampling_factor": 2.0}
+    deltas = _deltas(tune(transition, reward="binary", workspace=tmp_path, installed=NOTHING))
+    # The list written replaces upstream's default, so it keeps the default's gibberish and
+    # repetition filters (logging only) and enforces only the zero-advantage one.
+    assert [(f["type"], f["enforce"]) for f in deltas.pop("orchestrator.pre_batch_filters")] == [
+        ("gibberish", False), ("repetition", False), ("zero_advantage", True)]
+    assert deltas == {"orchestrator.oversampling_factor": 2.0}
 
 
 def test_continuous_rewards_warn_about_filtering_and_add_none(tmp_path: Path) -> None:
@@ -78,6 +84,7 @@ def test_continuous_rewards_warn_about_filtering_and_add_none(tmp_path: Path) ->
         [orchestrator]
         batch_size = 128
         rollouts_per_example = 8
+        max_async_level = 1
         [orchestrator.buffer]
         online_difficulty_filtering = true
         [[orchestrator.env]]
@@ -100,6 +107,7 @@ def test_thresholds_come_from_the_eval_run(tmp_path: Path) -> None:
         [orchestrator]
         batch_size = 128
         rollouts_per_example = 8
+        max_async_level = 1
         [orchestrator.buffer]
         online_difficulty_filtering = true
         [[orchestrator.env]]
@@ -131,5 +139,38 @@ def test_applied_filters_keep_every_line_of_the_file(shared_fixtures: Path, tmp_
     new = path.read_text()
     remaining = iter(new.splitlines())
     assert all(any(line == candidate for candidate in remaining) for line in original.splitlines())
-    assert tomllib.loads(new)["orchestrator"]["pre_batch_filters"] == [{"type": "zero_advantage", "enforce": True}]
+    written = tomllib.loads(new)["orchestrator"]["pre_batch_filters"]
+    assert [(f["type"], f["enforce"]) for f in written] == [("gibberish", False), ("repetition", False),
+                                                            ("zero_advantage", True)]
     assert check_config(path).errors == []
+
+
+def test_check_tune_and_migrate_agree_on_each_warning(tmp_path: Path) -> None:
+    path = write(tmp_path, """
+        max_steps = 20
+        [model]
+        name = "Qwen/Qwen3-0.6B"
+        [orchestrator]
+        seq_len = 4096
+        batch_size = 128
+        rollouts_per_example = 8
+        [orchestrator.sampling]
+        max_tokens = 10000
+        temperature = 0.6
+        [[orchestrator.env]]
+        id = "reverse-text"
+        [trainer.model]
+        seq_len = 4096
+        """)
+    warned = {f.key for f in check_config(path).findings if f.severity == "warning" and f.code != "dialect-outdated"}
+    assert warned == {"orchestrator.sampling.max_tokens", "orchestrator.sampling.temperature",
+                      "orchestrator.max_async_level"}
+    # Before, tune proposed nothing for these three: check warned about what tune left alone.
+    result = tune(path, reward="continuous", apply=True, workspace=tmp_path, installed=NOTHING)
+    assert warned <= {d.key for d in result.deltas}
+    assert [f for f in check_config(path).findings if f.severity == "warning" and f.code != "dialect-outdated"] == []
+    migrated = migrate(path, Dialect.CURRENT, tmp_path / "main.toml", workspace=tmp_path, installed=NOTHING)
+    data = tomllib.loads((tmp_path / "main.toml").read_text())
+    # main fixed the async lag at 1 and removed the key: the migration says so, the value kept as a comment
+    assert [s.key for s in migrated.manual] == ["orchestrator.max_async_level"]
+    assert data["orchestrator"]["train"]["sampling"] == {"max_completion_tokens": 4096, "temperature": 1.0}

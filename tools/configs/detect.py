@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.configs import keytables
+from tools.configs import history, keytables
 from tools.configs.dialects import LAB_SECTIONS
 from tools.configs.document import is_table_array, lookup
 from tools.eras import (
@@ -89,22 +89,34 @@ BASES = ("rl.toml", "sft.toml")
 
 def what_else(data: dict[str, Any]) -> str | None:
     """What a TOML that is no training config is, told by keys no prime-rl config has; None for a
-    training config. verifiers 0.4's `EvalConfig` (`vf-eval @ FILE`, prime-rl's `uv run eval @
-    FILE`) has a top-level model name with its own counts, client and selection, and a single
-    `[env]` table where a lab-era config has `[[env]]`; its `GEPAConfig` adds a reflection model."""
+    training config. Shapes (verifiers' configs/, prime-rl's configs/ and examples/): verifiers
+    0.2-0.3 eval configs set top-level defaults with one `[[eval]]` (or `[[env]]` with `env_id`)
+    per environment and may name an endpoint alias; verifiers 0.4's `EvalConfig` (`vf-eval @
+    FILE`, prime-rl's `uv run eval @ FILE` in v0.9 on) has a top-level model name with its own
+    counts (`num_tasks`, `num_rollouts`), client and selection, and a single `[env]` or
+    `[taskset]` table where a lab-era config has `[[env]]`; `GEPAConfig` adds a reflection model."""
+    if not data:
+        return "an empty file: no config at all"
+    if {"project", "build-system"} & data.keys() or "tool" in data and not data.keys() & _TRAINING_KEYS:
+        return "a Python project file (pyproject.toml), not a config"
     endpoints = data.get("endpoint")
     if is_table_array(endpoints) and any("endpoint_id" in entry or "url" in entry for entry in endpoints):
-        return "an endpoint registry (`[[endpoint]]` aliases, as in rlpilot's configs/endpoints.toml)"
-    if data.keys() & _TRAINING_KEYS:  # a training config, however misshapen (a lab-era `[env]` for `[[env]]`)
-        return None
+        return "an endpoint registry (`[[endpoint]]` aliases, as in verifiers' and rlpilot's configs/endpoints.toml)"
     if {"reflection_model", "reflection_client", "gepa"} & data.keys():
         return "a verifiers GEPA config (`vf-gepa @ FILE`)"
     evals = data.get("eval")
-    if is_table_array(evals) and any("env_id" in entry for entry in evals):
-        return "a prime CLI eval config (`prime eval run FILE`: one `[[eval]]` per environment)"
-    if isinstance(data.get("model"), str) and (
-            {"num_rollouts", "num_tasks", "client", "select", "push", "rich"} & data.keys()
-            or isinstance(data.get("env"), dict)):
+    if is_table_array(evals) and any("env_id" in entry or "id" in entry for entry in evals):
+        return "a verifiers eval config (`vf-eval @ FILE`, `prime eval run FILE`: one `[[eval]]` per environment)"
+    envs = data.get("env")
+    if is_table_array(envs) and any("env_id" in entry for entry in envs):
+        return "a verifiers eval config (`vf-eval @ FILE`: one `[[env]]` with `env_id` per environment)"
+    if {"endpoints_path", "endpoint_id"} & data.keys():
+        return "a verifiers eval config (`vf-eval @ FILE`, naming an endpoint alias)"
+    if data.keys() & _TRAINING_KEYS - {"rollouts_per_example"} or is_table_array(envs):
+        return None  # a training config, however misshapen (a lab-era `[env]` for `[[env]]`)
+    if {"num_tasks", "num_rollouts", "taskset"} & data.keys() or isinstance(data.get("model"), str) and (
+            {"num_examples", "rollouts_per_example", "client", "select", "push", "rich"} & data.keys()
+            or isinstance(envs, dict)):
         return "a verifiers eval config (`vf-eval @ FILE`, or `uv run eval @ FILE` in prime-rl v0.9 on)"
     return None
 
@@ -112,13 +124,26 @@ def what_else(data: dict[str, Any]) -> str | None:
 # Keys only a training config has at its top level (prime-rl's sections, the lab-era knobs).
 _TRAINING_KEYS = frozenset({"orchestrator", "trainer", "inference", "deployment", "rollouts_per_example",
                             "batch_size", "max_steps", "learning_rate", "lora_alpha"})
+# What each action applies to: migrate rewrites training configs of any component; tune sets
+# the playbook's RL knobs, which only a config with an orchestrator (or a lab-era one) has.
+APPLIES = {
+    "migrate": frozenset({Kind.RL, Kind.TRAINER, Kind.ORCHESTRATOR, Kind.INFERENCE, Kind.SFT, Kind.OVERLAY}),
+    "tune": frozenset({Kind.RL, Kind.ORCHESTRATOR, Kind.OVERLAY}),
+}
 
 
-def refuse_other_kind(detection: Detection, path: Path, action: str) -> None:
-    """Refuse to `action` a file that is no training config, saying what it is."""
+def refuse_kind(detection: Detection, path: Path, action: str) -> None:
+    """Refuse to `action` a file of a kind it does not apply to, saying in one line what the file is."""
+    if detection.kind in APPLIES[action]:
+        return
     if detection.kind == Kind.OTHER:
-        raise BadInput("not-a-training-config", f"{path} is {detection.kind_evidence}, not a training config: "
-                       f"nothing to {action}", "name a prime-rl or hosted training config (rl.toml, ...)")
+        told = f"{detection.kind_evidence}, not a training config"
+    else:
+        article = "a" if detection.kind == Kind.TRAINER else "an"  # an rl, an sft, an orchestrator config
+        told = f"{article} {detection.kind} config ({detection.kind_evidence})"
+    raise BadInput("wrong-kind", f"{path} is {told}: `config {action}` applies to "
+                   f"{', '.join(sorted(APPLIES[action]))} configs only; nothing to {action}",
+                   "name a prime-rl training config (rl.toml, orch.toml, ...)")
 
 
 @dataclass(frozen=True)
@@ -129,6 +154,9 @@ class Detection:
     kind: Kind = Kind.RL
     kind_evidence: str = "assumed a full rl config"
     base: Path | None = None  # the config an overlay is stacked on
+    # Whether its keys are judged by the dates the file fits: only when its era came from the file
+    # (a dialect given, or a migration's target, is judged by that era's tables).
+    dated: bool = False
 
 
 def misfit(data: dict[str, Any], kind: Kind, dialect: Dialect) -> int | None:
@@ -235,12 +263,17 @@ def detect_kind(data: dict[str, Any], path: Path | None = None) -> tuple[Kind, s
     fits: dict[Kind, int] = {}
     for kind in Kind:
         values = [m for d in Dialect if (m := misfit(data, kind, d)) is not None]
+        if history.keys(kind):  # every date since v0.1, not only the releases' tables
+            values.append(history.misfit(kind, data))
         if values:
             fits[kind] = min(values)
     best = min(fits.values())
     tied = [k for k in fits if fits[k] == best]
     if named in tied:
         return named, f"its keys fit a {named} config, as its name says"
+    if Kind.EVAL in tied and not data.keys() & _TRAINING_KEYS and not is_table_array(data.get("env")):
+        # A lab-era file takes a top-level model and `[eval]` too, but never without a training knob.
+        return Kind.EVAL, "its keys fit prime-rl's eval config (`uv run eval @ FILE`), with no training keys"
     if Kind.RL in tied:
         return Kind.RL, "its keys fit a full rl config"
     return tied[0], f"its keys fit a {tied[0]} config"
@@ -268,11 +301,26 @@ def detect_file(data: dict[str, Any], path: Path, kind: Kind | str | None = None
     elif dialect:
         found = Detection(Dialect(dialect), "given", kind=judged)
     else:
-        found = detect_dialect(stacked, judged)
+        found = _not_before_its_dates(detect_dialect(stacked, judged), stacked, judged, path)
         if base:
             found = Detection(found.dialect, f"the stack {base.name} + {path.name}: {found.evidence}",
                               found.from_keys, judged)
-    return Detection(found.dialect, found.evidence, found.from_keys, kind, kind_evidence, base)
+    return Detection(found.dialect, found.evidence, found.from_keys, kind, kind_evidence, base, dated=not dialect)
+
+
+def _not_before_its_dates(found: Detection, data: dict[str, Any], kind: Kind, path: Path) -> Detection:
+    """A dialect whose dates all come after the file's is not its dialect: its keys' signs can be
+    spellings an older era already had (`orchestrator.group_size` in v0.6); the newest dialect
+    that had begun by the file's dates is."""
+    if found.dialect in (Dialect.HOSTED_LAB, Dialect.V09):  # no dates for these in the table
+        return found
+    era = history.era(kind, data, path if path.is_file() else None)
+    if era is None or era.last >= history.began(found.dialect):
+        return found
+    older = max((d for d in Dialect if d != Dialect.HOSTED_LAB and history.began(d) <= era.last),
+                key=history.began)
+    return Detection(older, f"its keys' dates ({era.dates()}) come before {found.dialect}; {found.evidence}",
+                     found.from_keys, kind)
 
 
 def _base_of(path: Path) -> Path | None:

@@ -83,9 +83,15 @@ def invalid_toml(path: Path, text: str, reason: str) -> BadInput:
                     "fix the syntax on that line (TOML allows each key and table once)")
 
 
+# Top-level counts prime-rl's eval configs of 2025 took per environment, as a list (one each).
+_PER_ENVIRONMENT = frozenset({"rollouts_per_example", "num_examples"})
+
+
 def check_types(data: dict[str, Any], path: Path, text: str) -> None:
     for key, display, value in walk(data):
         expected = KEY_TYPES.get(key)
+        if key in _PER_ENVIRONMENT and isinstance(value, list) and all(type_ok(expected, v) for v in value):
+            continue
         if expected and not type_ok(expected, value):
             line = line_of(text, display)
             where = f"{path}:{line}" if line else str(path)

@@ -29,7 +29,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from tools.configs import dialects as schema
-from tools.configs import keytables
+from tools.configs import history, keytables
 from tools.configs.detect import (
     Detection,
     Installed,
@@ -43,6 +43,7 @@ from tools.configs.detect import (
 from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, LAB_SECTIONS, TRANSITION, V09, current_or_later
 from tools.configs.document import LineIndex, is_table_array, load, lookup
 from tools.configs.multinode import multinode_findings
+from tools.configs.toml_edit import literal
 from tools.configs.view import ConfigView
 from tools.contract import Arg, Context, ToolResult
 from tools.eras import Dialect, Kind, Target, Variant
@@ -57,7 +58,8 @@ SEVERITY: dict[str, Severity] = {
                      "renamed-key", "removed-key", "conflicting-keys", "schema-rejected", "no-slurm-table"),
                     "error"),
     **dict.fromkeys(("group-size-small", "batch-too-small", "async-level-implicit", "lr-out-of-range",
-                     "filtering-needs-binary-reward", "temperature-low"), "warning"),
+                     "filtering-needs-binary-reward", "temperature-low", "completion-may-truncate",
+                     "key-of-other-date"), "warning"),
     "dialect-outdated": "info",
 }
 
@@ -66,6 +68,10 @@ MIN_GROUP, MIN_BATCH = PRESETS["quick"]
 # Usual learning rates (verifiers docs "RL rules of thumb", prime-rl and TRL examples): full
 # fine-tuning around 1e-6, LoRA about ten times higher.
 LR_RANGES = {"full fine-tuning": (1e-7, 1e-5), "LoRA": (1e-6, 1e-4)}
+# SFT takes larger steps than RL: prime-rl's own SFT examples use 3e-6 to 2e-5 for full
+# fine-tuning and 1e-4 with LoRA (configs/ and examples/ at v0.4.0 to main), TRL's SFT default is
+# 2e-5 and its LoRA recipes 1e-4 to 2e-4.
+SFT_LR_RANGES = {"full fine-tuning": (1e-6, 1e-4), "LoRA": (1e-5, 1e-3)}
 # Algorithms that learn without a group baseline (prime-rl `configs/algorithm.py`: on-policy
 # distillation, self-distillation, RAE, SFT), so a group of one is right for them.
 GROUP_FREE_ALGOS = frozenset({"opd", "opsd", "rae", "sft"})
@@ -154,7 +160,11 @@ def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detecti
         judged = Kind.SFT if detection.base and detection.base.name == "sft.toml" else Kind.RL
     stacked = stack(detection.base, data) if detection.base else data
     variant = (variant or installed.variant) if detection.dialect == CURRENT else None
-    view = ConfigView(stacked, detection.dialect, variant, judged, path)
+    # The dates the file fits judge its key names and which validators applied; a dialect given,
+    # or a checkout's pinned variant, judges by that era's tables instead.
+    era = history.era(judged, stacked, path if path.is_file() else None) if (
+        detection.dated and detection.dialect != LAB and variant is None) else None
+    view = ConfigView(stacked, detection.dialect, variant, judged, path, era.window() if era else None)
     findings = [*key_findings(view), *playbook_findings(view, overlay=detection.kind == Kind.OVERLAY),
                 *validator_findings(view), *outdated_findings(view, installed, path, target),
                 *hosted_only_findings(view, target),
@@ -166,12 +176,73 @@ def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detecti
     # said once (a multi-node deployment's own rule may have said it already).
     if not any(f.key == "slurm" for f in findings):
         findings += slurm_findings(view, target, path)
+    notes = []
+    if era is not None:
+        findings = dated_findings(findings, stacked, judged, era)
+        notes.append(f"dates it fits: {era.dates()} ({era.evidence})")
     lines = LineIndex(text)
     for finding in findings:
         finding.line = lines.line_of(finding.key) if finding.key else None
     return CheckResult(path=str(path), dialect=detection.dialect, kind=detection.kind, detected=detection.evidence,
                        kind_detected=detection.kind_evidence, base=str(detection.base) if detection.base else None,
-                       findings=findings)
+                       findings=findings, notes=notes)
+
+
+# The findings about a key's name, which the dates a file fits can overrule.
+_NAME_CODES = ("unknown-key", "renamed-key", "removed-key")
+
+
+def dated_findings(found: list[Finding], data: dict[str, Any], kind: Kind, era: history.Era) -> list[Finding]:
+    """Judge key names by the dates the file fits (prime-rl's history, `tools.configs.history`):
+    a key that existed then gets no finding; one of other dates is a warning saying when it
+    existed and what replaced it; only a key no commit ever had stays an error."""
+    spelled = history.spellings(kind, data)
+    judged, valid = [], []
+    for item in found:
+        table_path = spelled.get(item.key or "")
+        if item.code not in _NAME_CODES or table_path is None:
+            judged.append(item)
+        elif history.existed(kind, table_path, era.first, era.last):
+            valid.append(f"{item.key}.")  # valid on the dates this file fits; its tables' keys are judged below
+        elif table_path in history.keys(kind):
+            successor = history.successor(kind, table_path)
+            then = f"; it became `{successor}`" if successor else ""
+            judged.append(finding("key-of-other-date", item.key, f"{item.key} is a key of prime-rl "
+                                  f"{history.when(kind, table_path)}, not of the dates this file fits "
+                                  f"({era.dates()}){then}", item.fix))
+        elif (now := history.moved(kind, table_path)) is not None:
+            # Under a table that was renamed: the key is its new table's (upstream read the old
+            # table name as the new one for a while), so it is told where it belongs.
+            then = "valid then under its new table" if history.existed(kind, now, era.first, era.last) else \
+                f"a key there {history.when(kind, now)}"
+            judged.append(finding("key-of-other-date", item.key, f"{item.key} sits under a table that was "
+                                  f"renamed: it is `{now}` ({then})", f"move it to {now} (`rlpilot config "
+                                  "migrate` does this)"))
+        else:
+            close = history.nearest(kind, table_path)
+            if close and "did you mean" not in item.message and item.code == "unknown-key":
+                item.message += f"; the nearest key prime-rl ever had is `{close}`"
+            judged.append(item)
+    # Keys inside a table the era's release tables lacked were never looked at: a name no commit had is an error.
+    for shown, table_path in spelled.items():
+        if shown.startswith(tuple(valid)) and table_path not in history.keys(kind):
+            close = history.nearest(kind, table_path)
+            judged.append(finding("unknown-key", shown, f"{shown} is a key prime-rl never had" + (
+                f"; the nearest real key is `{close}`" if close else ""),
+                f"rename it to {close.rsplit('.', 1)[-1]}, or remove it" if close else "remove it"))
+    return judged
+
+
+def since(view: ConfigView, date: str, found: Finding, why: str) -> Finding | None:
+    """A validator upstream added on `date`, for a file of known dates: an error when all of them
+    are on or after it, a warning when some are, nothing when the file predates it."""
+    if view.dates is None or view.dates[0] >= date:
+        return found
+    if view.dates[1] < date:
+        return None
+    found.severity = "warning"
+    found.message += f"; prime-rl refuses this since {date} ({why}), after some of the dates this file fits"
+    return found
 
 
 def _sets(data: dict[str, Any], shown: str) -> bool:
@@ -395,7 +466,7 @@ def group_sizes(view: ConfigView) -> tuple[str | None, list[int]]:
     if value is None and spelled:
         key, value = spelled, view.get(spelled)
     if value is not None:
-        return key, [value]
+        return key, list(value) if isinstance(value, list) else [value]  # a 2025 eval config's one per env
     entries = view.get(view.spell("orchestrator.train.source" if current_or_later(view.dialect) else
                                   "orchestrator.train.env")) or []
     per_env = [e.get("group_size") for e in entries if isinstance(e, dict)]
@@ -468,11 +539,14 @@ def sampling_findings(view: ConfigView) -> list[Finding]:
     """Completions longer than the context, and a training temperature below 1."""
     found = []
     tokens_key = view.key_for("max_tokens")
-    tokens, seq_len = view.get(tokens_key), view.value_of("seq_len") if view.prime_rl else None
+    tokens = view.get(tokens_key)
+    seq_key, seq_len = seq_len_in_force(view) if view.prime_rl else (None, None)
     if isinstance(tokens, int) and isinstance(seq_len, int) and tokens > seq_len:
-        found.append(finding("seq-len-mismatch", tokens_key, f"{tokens_key} = {tokens} is above seq_len ({seq_len}): "
-                             "a completion that long cannot fit the sample the trainer takes",
-                             f"lower {tokens_key} below {seq_len}, or raise seq_len"))
+        # A risk, not a refusal: prime-rl runs it, and only a completion that long is cut.
+        found.append(finding("completion-may-truncate", tokens_key, f"{tokens_key} = {tokens} is above "
+                             f"{seq_key} ({seq_len}): a completion that long cannot fit the sample the "
+                             "trainer takes, so it is truncated", f"lower {tokens_key} below {seq_len}, or raise "
+                             f"{seq_key}"))
     temperature_key = view.key_for("temperature")
     temperature = view.get(temperature_key)
     if isinstance(temperature, int | float) and not isinstance(temperature, bool) and temperature < 1:
@@ -480,6 +554,18 @@ def sampling_findings(view: ConfigView) -> list[Finding]:
                              "below 1 during RL sharpens the policy and collapses entropy",
                              f"train at {temperature_key} = 1.0; lower it only for evals"))
     return found
+
+
+def seq_len_in_force(view: ConfigView) -> tuple[str, int | None]:
+    """The sample length the orchestrator builds to, and the key that sets it: its own copy, else
+    the shared top-level `seq_len` (rl.py `propagate_shared_fields` copies it to both
+    components), else the trainer's copy, else the era's default. Every release from v0.3.0 on
+    keeps them there (upstream_keys.json)."""
+    for key in ("orchestrator.seq_len", "seq_len", "trainer.model.seq_len", "data.seq_len"):
+        spelled = view.spell(key)
+        if spelled and isinstance(view.get(spelled), int):
+            return spelled, view.get(spelled)
+    return "seq_len (default)", view.value_of("seq_len")
 
 
 # In-flight limits that must hold at least one whole group (prime-rl's `resolve_batching`; the
@@ -522,11 +608,13 @@ def lr_findings(view: ConfigView) -> list[Finding]:
     lr = view.get(key)
     if not isinstance(lr, int | float):
         return []
-    lora = view.dialect == LAB or view.get("trainer.model.lora") is not None
+    lora = view.dialect == LAB or view.get(view.spell("trainer.model.lora")) is not None
     kind = "LoRA" if lora else "full fine-tuning"
-    low, high = LR_RANGES[kind]
+    sft = view.kind == Kind.SFT
+    low, high = (SFT_LR_RANGES if sft else LR_RANGES)[kind]
     if low <= lr <= high:
         return []
+    kind = f"SFT with {kind}" if sft else kind
     return [finding("lr-out-of-range", key, f"{key} = {lr:g} is outside the usual range for {kind} "
                     f"({low:g} to {high:g})", f"start from {low * 10:g} and change it by at most 2x per run")]
 
@@ -539,6 +627,10 @@ SHARED = {
     "max_steps": ("trainer.max_steps", "orchestrator.max_steps"),
     "model.name": ("trainer.model.name", "orchestrator.model.name"),
 }
+# prime-rl #2565 (2026-05-20): a shared field fills only unset copies and refuses a copy that
+# disagrees; before it the shared value overwrote the copies, and the orchestrator took the
+# inference server's model name.
+SHARED_MUTEX = "2026-05-20"
 EXCLUSIVE = {
     LAB: [("max_inflight_rollouts", "oversampling_factor"), ("sampling.temperature", "sampling.temp_scheduler")],
     Dialect.CLASSIC: [("orchestrator.sampling.temperature", "orchestrator.sampling.temp_scheduler"),
@@ -563,12 +655,18 @@ def validator_findings(view: ConfigView) -> list[Finding]:
             for copy in copies:
                 if None not in (view.get(shared), view.get(copy)) and view.get(shared) != view.get(copy):
                     conflicted.add(copy)
-                    found.append(finding("conflicting-keys", copy, f"{shared} = {view.get(shared)!r} and {copy} = "
-                                         f"{view.get(copy)!r} differ; prime-rl refuses a shared value that its copy "
-                                         "contradicts", f"remove {copy}, or set both to the same value"))
+                    conflict = finding("conflicting-keys", copy, f"{shared} = {literal(view.get(shared))} and "
+                                       f"{copy} = {literal(view.get(copy))} differ; prime-rl refuses a shared "
+                                       "value that its copy contradicts",
+                                       f"remove {copy}, or set both to the same value")
+                    found.append(since(view, SHARED_MUTEX, conflict, "prime-rl #2565"))
+    found = [f for f in found if f is not None]
     effective = {copy: view.get(copy, view.get(shared)) for shared, copies in SHARED.items() for copy in copies}
-    trainer_len, orch_len = effective["trainer.model.seq_len"] or 2048, effective["orchestrator.seq_len"] or 2048
-    if trainer_len < orch_len and not conflicted & {"trainer.model.seq_len", "orchestrator.seq_len"}:
+    # Only lengths the file sets: what an unset one is (a default, or copied from the other) has
+    # changed between eras.
+    trainer_len, orch_len = effective["trainer.model.seq_len"], effective["orchestrator.seq_len"]
+    if None not in (trainer_len, orch_len) and trainer_len < orch_len and not conflicted & {
+            "trainer.model.seq_len", "orchestrator.seq_len"}:
         found.append(finding("seq-len-mismatch", "trainer.model.seq_len", f"the trainer's seq_len ({trainer_len}) is "
                              f"shorter than the orchestrator's ({orch_len}): samples would not fit the trainer",
                              f"set trainer.model.seq_len >= {orch_len}, or set only the top-level seq_len"))
@@ -592,9 +690,14 @@ def _model_findings(view: ConfigView, effective: dict[str, Any], conflicted: set
     names = {key: view.get(key) if key == inference_key else effective[key] for key in pair}
     if conflicted & set(pair) or None in names.values() or len(set(names.values())) == 1:
         return []
-    listed = " but ".join(f"{k} = {v!r}" for k, v in names.items())
-    return [finding("model-mismatch", pair[0], f"the components name different models: {listed}",
-                    "set the model once, as [model] name, and remove the per-component names")]
+    listed = " but ".join(f"{k} = {literal(v)}" for k, v in names.items())
+    mismatch = finding("model-mismatch", pair[0], f"the components name different models: {listed}",
+                       "set the model once, as [model] name, and remove the per-component names")
+    if view.get("orchestrator.model.name") is None and pair[0] == inference_key:
+        # Until prime-rl #2565 the orchestrator took the inference server's model name.
+        found = since(view, SHARED_MUTEX, mismatch, "prime-rl #2565")
+        return [found] if found else []
+    return [mismatch]
 
 
 def _gpu_findings(view: ConfigView) -> list[Finding]:

@@ -13,6 +13,8 @@ main's spellings, unless a prime-rl v0.8.0 checkout pins the older ones.
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 import tomllib
 from collections.abc import Callable
@@ -26,7 +28,7 @@ from tomlkit.toml_document import TOMLDocument
 
 from tools.configs import dialects as schema
 from tools.configs import keytables
-from tools.configs.detect import Detection, Installed, detect_file, installed_stack, refuse_other_kind
+from tools.configs.detect import Detection, Installed, detect_file, installed_stack, refuse_kind
 from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, TRANSITION, V09, KeyChange
 from tools.configs.document import load, read_text, split_key
 from tools.configs.edit import atomic_write, unified_diff, write_config
@@ -113,7 +115,7 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     config = load(Path(path))
     target = Dialect(to)
     detection = detect_file(config.data, config.path)
-    refuse_other_kind(detection, config.path, "migrate")
+    refuse_kind(detection, config.path, "migrate")
     source, kind = detection.dialect, detection.kind
     # A component file is migrated as its table of a full config, and stays a component file.
     table = _COMPONENT_TABLES.get(kind)
@@ -617,15 +619,14 @@ def _main_requirements(run: _Run) -> None:
     for where, algo in algos:
         if isinstance(algo, dict):
             _one_endpoint(run, where, algo)
-    model = _plain(get_item(run.doc, ["model", "name"]) or get_item(run.doc, ["orchestrator", "model", "name"]))
-    if isinstance(model, str) and get_item(run.doc, ["orchestrator", "renderer"]) is None:
-        why = (f"main picks the chat renderer from the model name (`auto`) and refuses a model its renderer map does "
-               f"not know, as fine-tunes often are ({model})")
-        if _QWEN3_FINE_TUNE.search(model):
-            run.put("orchestrator.renderer", tomlkit.table())
-            run.put("orchestrator.renderer.name", "prime-qwen3")
-            run.record("orchestrator.renderer.name", why + "; prime-rl's own Qwen3 configs name `prime-qwen3`",
-                       "orchestrator.renderer.name", None, "prime-qwen3")
+    _shared_fields(run)
+    _renderer(run)
+    for where in ("model.impl", "trainer.model.impl"):
+        if _plain(get_item(run.doc, split_key(where))) == "liger_kernel":
+            run.put(where, "auto")
+            run.record(where, "prime-rl removed the `liger_kernel` model implementation (2026-01-30, #1691); `auto` "
+                       "takes prime-rl's own where it has one, else Hugging Face's (main's default attention "
+                       "needs one of those two)", where, "liger_kernel", "auto")
     for where in ("model.attn", "trainer.model.attn"):
         if _plain(get_item(run.doc, split_key(where))) == "sdpa":
             run.record(where, "main's trainer has no `sdpa` attention (only the flash attention kernels)",
@@ -642,6 +643,73 @@ def _main_requirements(run: _Run) -> None:
 # A Qwen3 text model published by someone other than Qwen (a fine-tune, absent from renderers'
 # map): prime-rl's own main configs name its renderer `prime-qwen3`.
 _QWEN3_FINE_TUNE = re.compile(r"^(?!qwen/)[^/]+/qwen3-(?!vl)", re.IGNORECASE)
+# The copies main fills from a shared field (validation.py `propagate_shared_fields`, prime-rl #2565).
+_SHARED_COPIES = {"seq_len": ("trainer.model.seq_len", "orchestrator.seq_len"),
+                  "max_steps": ("trainer.max_steps", "orchestrator.max_steps"),
+                  "model.name": ("trainer.model.name", "inference.vllm.model", "orchestrator.model.name")}
+
+
+@functools.cache
+def renderer_map() -> dict[str, Any]:
+    """The models main's `renderer.name = 'auto'` resolves, with their renderer, and the renderers
+    release that says so (renderer_map.json)."""
+    return json.loads(Path(__file__).with_name("renderer_map.json").read_text())
+
+
+def _shared_fields(run: _Run) -> None:
+    """Before prime-rl #2565 (2026-05-20) a component's own value won over the shared one (and the
+    orchestrator asked for the model inference served); main fills only the copies left unset and
+    refuses one that disagrees. So a shared value some copy contradicts moves to the copies that
+    set none, and the orchestrator asks for what inference serves."""
+    for shared, copies in _SHARED_COPIES.items():
+        value = _plain(get_item(run.doc, split_key(shared)))
+        own = {copy: _plain(get_item(run.doc, split_key(copy))) for copy in copies}
+        differ = [copy for copy, mine in own.items() if mine is not None and mine != value]
+        if value is None or not differ:
+            continue
+        run.pop(shared)
+        served = own.get("inference.vllm.model")
+        for copy, mine in own.items():
+            component = copy.split(".")[0]
+            if mine is None and get_item(run.doc, [component]) is not None:
+                filled = served if copy == "orchestrator.model.name" and served is not None else value
+                run.put(copy, filled)
+                run.record(shared, f"main refuses a shared `{shared}` that {', '.join(differ)} contradicts "
+                           "(prime-rl #2565); this file's era let each component's own value win, so the shared "
+                           "value moves to the components that set none" + (
+                               " and the orchestrator asks for the model inference serves"
+                               if filled is served and filled != value else ""), copy, value, filled)
+
+
+def _renderer(run: _Run) -> None:
+    """Main's `renderer.name = 'auto'` (the default) refuses a model renderers' map does not list
+    (`validate_renderer_auto_resolves`, prime-rl #2540); its removed `preserve_*` flags became
+    `thinking_retention` (renderers, prime-rl #2900)."""
+    renderer = get_item(run.doc, ["orchestrator", "renderer"])
+    if isinstance(renderer, dict) and _plain(renderer.get("preserve_all_thinking")) is not None:
+        keep = _plain(run.pop("orchestrator.renderer.preserve_all_thinking"))
+        if keep:
+            run.put("orchestrator.renderer.thinking_retention", "all")
+        run.record("orchestrator.renderer.preserve_all_thinking", "renderers replaced `preserve_all_thinking` with "
+                   "`thinking_retention` (prime-rl #2900)", "orchestrator.renderer.thinking_retention" if keep else
+                   None, keep, "all" if keep else None)
+    name = _plain(renderer.get("name")) if isinstance(renderer, dict) else None
+    model = _plain(get_item(run.doc, ["orchestrator", "tokenizer", "name"]) or get_item(run.doc, ["tokenizer", "name"])
+                   or get_item(run.doc, ["orchestrator", "model", "name"]) or get_item(run.doc, ["model", "name"]))
+    if name not in (None, "auto") or not isinstance(model, str) or model in renderer_map()["models"]:
+        return
+    why = (f"main's renderer `auto` refuses {model}: the model map of renderers {renderer_map()['renderers']} "
+           "does not list it, as fine-tunes often are")
+    if _QWEN3_FINE_TUNE.search(model):
+        chosen, why = "prime-qwen3", why + "; prime-rl's own Qwen3 configs name `prime-qwen3`"
+    else:
+        chosen = "default"
+        why += ("; `default` applies the model's own chat template (if the environment uses tools, also set "
+                "orchestrator.renderer.tool_parser to the model's parser)")
+    if renderer is None:
+        run.put("orchestrator.renderer", tomlkit.table())
+    run.put("orchestrator.renderer.name", chosen)
+    run.record("orchestrator.renderer.name", why, "orchestrator.renderer.name", name, chosen)
 
 
 def _snake_case(run: _Run, table: Any, where: str) -> None:

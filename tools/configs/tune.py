@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tools.configs.detect import Installed, detect_file, installed_stack, refuse_other_kind
+from tools.configs.detect import Installed, detect_file, installed_stack, refuse_kind
 from tools.configs.dialects import CLASSIC, CURRENT, LAB, TRANSITION, V09, V09_FILTERING
 from tools.configs.document import load
 from tools.configs.edit import set_keys
@@ -34,8 +34,12 @@ from tools.configs.lint import (
     concurrency_needed,
     finding,
     group_sizes,
+    playbook_findings,
     render_finding,
+    sampling_findings,
+    seq_len_in_force,
 )
+from tools.configs.toml_edit import literal
 from tools.configs.view import ConfigView
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
@@ -46,6 +50,13 @@ from tools.playbook import PRESETS
 Profile = Literal["quick", "complex"]
 Reward = Literal["binary", "continuous"]
 OVERSAMPLING = 2.0  # prime-rl's wiki-search example, with online difficulty filtering
+# prime-rl's own default for `orchestrator.pre_batch_filters` (OrchestratorConfig, v0.6.0 to v0.8.0):
+# gibberish and repetition filters that only log, and a zero-advantage one that does not enforce.
+PRE_BATCH_FILTERS = (
+    {"type": "gibberish", "enforce": False, "token_id_threshold": 100000, "logprob_offset": 2.0},
+    {"type": "repetition", "enforce": False, "window": 3000, "prob_threshold": 0.99},
+    {"type": "zero_advantage", "enforce": False},
+)
 # Share of eval groups with no reward spread (all pass or all fail) that calls for pools.
 NO_SIGNAL = 0.5
 
@@ -74,7 +85,8 @@ class TuneResult(ToolResult):
 
     def render(self) -> str:
         lines = [f"{self.path}: {self.dialect}, {self.profile} profile, rewards {self.reward or 'unknown'}"]
-        lines += [f"  {d.key}: {d.from_!r} -> {d.to!r}\n      why: {d.why}" for d in self.deltas] or ["  no change"]
+        lines += [f"  {d.key}: {literal(d.from_)} -> {literal(d.to)}\n      why: {d.why}"
+                  for d in self.deltas] or ["  no change"]
         lines += [render_finding(f) for f in self.findings]
         lines += [f"  note: {note}" for note in self.notes]
         if self.applied:
@@ -94,7 +106,7 @@ def tune(path: Path, profile: Profile = "quick", reward: Reward | None = None, e
          apply: bool = False, *, workspace: Path, installed: Installed) -> TuneResult:
     config = load(Path(path))
     detection = detect_file(config.data, config.path)
-    refuse_other_kind(detection, config.path, "tune")
+    refuse_kind(detection, config.path, "tune")
     dialect = detection.dialect
     view = ConfigView(config.data, dialect, installed.variant if dialect == CURRENT else None, detection.kind,
                       config.path)
@@ -107,6 +119,7 @@ def tune(path: Path, profile: Profile = "quick", reward: Reward | None = None, e
         reward = reward or observed.reward_kind
     group = _sizes(plan, profile)
     _concurrency(plan, group)
+    _check_warnings(plan)
     if reward == "binary":
         _filtering(plan)
     elif reward == "continuous" and _filtering_on(view):
@@ -187,6 +200,24 @@ def _concurrency(plan: _Plan, group: int) -> None:
                          "raised to it in one step)")
 
 
+def _check_warnings(plan: _Plan) -> None:
+    """What `config check` warns about in the sampling and async knobs, proposed as its fix, so
+    the two agree (the group and batch warnings are `_sizes`'s; a learning rate out of range is
+    left to the person: the playbook changes it at most 2x per run)."""
+    view = plan.view
+    for found in sampling_findings(view):
+        if found.code == "temperature-low" and found.key:
+            plan.propose(found.key, 1.0, "RL samples at temperature 1: lower sharpens the policy and collapses "
+                         "entropy (keep the lower one for evals)")
+        elif found.code == "completion-may-truncate" and found.key:
+            seq_key, seq_len = seq_len_in_force(view)
+            plan.propose(found.key, seq_len, f"a completion longer than {seq_key} ({seq_len}) cannot fit the "
+                         "sample the trainer takes, so it is cut")
+    if any(f.code == "async-level-implicit" for f in playbook_findings(view)):
+        plan.propose("orchestrator.max_async_level", 1, "the default (1), written out: it decides how stale "
+                     "rollouts may be, and NCCL weight broadcast requires 1")
+
+
 def _filtering_on(view: ConfigView) -> str | None:
     """The key that turns difficulty filtering on in this config, if any."""
     if view.get("orchestrator.buffer.online_difficulty_filtering") is True:
@@ -213,7 +244,10 @@ def _filtering(plan: _Plan) -> None:
         plan.propose("orchestrator.buffer.online_difficulty_filtering", True, why)
     elif view.dialect == TRANSITION or (view.dialect == CURRENT and view.variant == Variant.V080):
         if not view.get("orchestrator.pre_batch_filters"):
-            plan.propose("orchestrator.pre_batch_filters", [{"type": "zero_advantage", "enforce": True}], why)
+            # A list written replaces upstream's whole default: keep its other filters as they were.
+            filters = [{**entry, "enforce": True} if entry["type"] == "zero_advantage" else entry
+                       for entry in PRE_BATCH_FILTERS]
+            plan.propose("orchestrator.pre_batch_filters", filters, why)
     elif view.dialect == CURRENT:
         if view.get("orchestrator.train.filter_zero_advantages") is False:
             plan.propose("orchestrator.train.filter_zero_advantages", True, why)

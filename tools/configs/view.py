@@ -28,6 +28,7 @@ class ConfigView:
     variant: Variant | None = None  # the prime-rl-current spelling a checkout pins
     kind: Kind = Kind.RL
     path: Path | None = None
+    dates: tuple[str, str] | None = None  # the first and last date the file fits, when known
 
     def get(self, key: str | None, default: Any = None) -> Any:
         return lookup(self.data, key, default) if key else default
