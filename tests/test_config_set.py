@@ -21,6 +21,7 @@ from tools.configs.edit import SetInput, backups_of, config_set, restore, set_ke
 from tools.configs.migrate import migrate
 from tools.configs.tune import tune
 from tools.contract import Context
+from tools.deltas import Delta
 from tools.errors import BadInput, ToolError
 
 SAMPLES = [f for f in fixture_files() if isinstance(f, str) and "slurm" not in f]
@@ -271,3 +272,8 @@ def test_reasons_travel_with_their_deltas(tmp_path: Path) -> None:
                                  reasons={"orchestrator.batch_size": "more groups per step"}),
                         Context(workspace=tmp_path))
     assert [(d.key, d.why) for d in result.deltas] == [("orchestrator.batch_size", "more groups per step")]
+
+
+def test_a_change_in_words_writes_its_value_as_toml_does():
+    changes = [Delta(key="k", to=value).change for value in ("auto", 1e-6, True, [1, 2], {"a": 1})]
+    assert changes == ['set to "auto"', "set to 1e-06", "set to true", "set to [1, 2]", "set to {a = 1}"]

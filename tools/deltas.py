@@ -27,8 +27,21 @@ class Delta(BaseModel):
     def _say_the_change(self) -> Delta:
         """An edit that names only its value (config set, migrate) still says its change in words."""
         if not self.change and self.to is not None:
-            self.change = f"set to {self.to!r}"
+            self.change = f"set to {literal(self.to)}"
         return self
 
     def as_dict(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True)
+
+
+def literal(value: Any) -> str:
+    """A value as TOML writes it (`"abc"`, `1e-06`, `true`, `{ a = 1 }`); `unset` for no value."""
+    if value is None:
+        return "unset"
+    import tomlkit  # here: the delta shape is read where no TOML is written (diagnose, the report)
+
+    if isinstance(value, dict):
+        table = tomlkit.inline_table()
+        table.update(value)
+        return table.as_string()
+    return tomlkit.item(value).as_string()

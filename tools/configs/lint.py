@@ -43,9 +43,9 @@ from tools.configs.detect import (
 from tools.configs.dialects import CLASSIC, CURRENT, DEFAULTS, LAB, LAB_SECTIONS, TRANSITION, V09, current_or_later
 from tools.configs.document import LineIndex, is_table_array, load, lookup
 from tools.configs.multinode import multinode_findings
-from tools.configs.toml_edit import literal
 from tools.configs.view import ConfigView
 from tools.contract import Arg, Context, ToolResult
+from tools.deltas import literal
 from tools.eras import Dialect, Kind, Target, Variant
 from tools.findings import Finding, Severity, tally
 from tools.findings import render as render_finding

@@ -111,17 +111,6 @@ def dumps(doc: TOMLDocument) -> str:
 # renderer can move lines it never touched. `splice` changes only the edited key's own lines.
 
 
-def literal(value: Any) -> str:
-    """A value as TOML writes it (`"abc"`, `1e-06`, `true`, `{ a = 1 }`); `unset` for no value."""
-    if value is None:
-        return "unset"
-    if isinstance(value, dict):
-        table = tomlkit.inline_table()
-        table.update(value)
-        return table.as_string()
-    return tomlkit.item(value).as_string()
-
-
 def display_path(parts: list[str | int]) -> str:
     text = ""
     for part in parts:

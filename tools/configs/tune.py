@@ -39,10 +39,9 @@ from tools.configs.lint import (
     sampling_findings,
     seq_len_in_force,
 )
-from tools.configs.toml_edit import literal
 from tools.configs.view import ConfigView
 from tools.contract import Arg, Context, ToolResult
-from tools.deltas import Delta
+from tools.deltas import Delta, literal
 from tools.eras import Variant
 from tools.errors import BadInput
 from tools.playbook import PRESETS
