@@ -9,6 +9,11 @@
 - Degenerate replies (empty, the prompt echoed, a bare "yes", ...) must not earn reward: they are
   scored by the environment's own rubric through the real `vf-eval` (tools/envs/shortcuts.py).
 Each finding names its file and line.
+
+What the source says comes first, and nothing is run that it rules out: a folder that is no
+environment is refused in one line; a package that cannot build (tools/envs/build.py) or does not
+parse (in the grammar of the Python its `requires-python` names) is named and not loaded; the roles
+its EnvConfig declares (tools/env_source.py) are the ones the shortcut pass gives flags to.
 """
 
 from __future__ import annotations
