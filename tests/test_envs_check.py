@@ -258,8 +258,8 @@ def test_the_shortcut_pass_is_a_cli_only_switch(tmp_path):
 
 
 # A stand-in for the workspace's vf-eval (an outside program): verifiers 0.4 refuses `--env.agent.*` for an
-# environment whose own vf.Env names its roles otherwise, with pydantic's message; without them this one
-# then fails to import a dependency the environment lacks.
+# environment whose own vf.Env names its roles otherwise, with pydantic's message; with its own roles' flags
+# this one then fails to import a dependency the environment lacks.
 _VF_EVAL_STAND_IN = """#!{python}
 import pathlib, sys
 with open(pathlib.Path(sys.argv[0]).with_name("calls.txt"), "a") as calls:
@@ -274,7 +274,8 @@ sys.exit(1)
 """
 
 
-def test_an_env_with_its_own_env_is_run_without_agent_flags_and_a_missing_module_is_one_line(tmp_path):
+def test_each_declared_role_gets_the_local_agent_flags_and_a_missing_module_is_one_line(tmp_path):
+    from tools.env_source import Roles
     from tools.envs.shortcuts import check_shortcuts
 
     bin_dir = tmp_path / "venv" / "bin"
@@ -283,10 +284,10 @@ def test_an_env_with_its_own_env_is_run_without_agent_flags_and_a_missing_module
     vf_eval.write_text(_VF_EVAL_STAND_IN.format(python=sys.executable))
     vf_eval.chmod(0o755)
     check, [finding] = check_shortcuts(str(vf_eval), "duel-env", 2, tmp_path / "out", Context(workspace=tmp_path),
-                                       dict(os.environ))
-    first, second = (bin_dir / "calls.txt").read_text().splitlines()
-    assert "--env.agent.harness.id null --env.agent.runtime.type subprocess" in first
-    assert "--env.agent" not in second and "--client.base-url" in second
+                                       dict(os.environ), Roles(["white", "black"], "read"))
+    [call] = (bin_dir / "calls.txt").read_text().splitlines()
+    assert ("--env.white.harness.id null --env.white.runtime.type subprocess --env.black.harness.id null "
+            "--env.black.runtime.type subprocess") in call and "--env.agent" not in call
     assert check is None and finding.code == "shortcut-check-failed"
     assert "\n" not in finding.message and "Traceback" not in finding.message
     assert "'chess.engine'" in finding.message and str(bin_dir / "python") in finding.message

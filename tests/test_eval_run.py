@@ -17,6 +17,7 @@ from eval_support import ENVIRONMENTS, REPO, use_environments_venv
 from fakes.openai_server import ScriptedOpenAIServer
 
 from tools.contract import Context
+from tools.env_source import SINGLE_AGENT
 from tools.envs.hub import EnvInstallInput, install_preview
 from tools.errors import BadInput, ToolError
 from tools.evals.endpoints import find_alias
@@ -50,7 +51,7 @@ def stack():
 def plan(stack, workspace: Path, **fields):
     args = EvalRunInput(env="tiny-arith", model="stub", **fields)
     target = Target("stub", "http://127.0.0.1:8000/v1", "STUB_API_KEY")
-    return plan_command(args, target, stack, {"PATH": str(REPO / ".venv" / "bin")}, workspace, NAME)
+    return plan_command(args, target, stack, {"PATH": str(REPO / ".venv" / "bin")}, workspace, NAME, roles=SINGLE_AGENT)
 
 
 def test_vf_eval_sets_every_costly_default_explicitly(stack, tmp_path):
@@ -72,7 +73,7 @@ def test_a_prime_rl_09_checkout_runs_uv_run_eval_with_every_costly_default_expli
     args = EvalRunInput(env="tiny-arith", model="stub")
     target = Target("stub", "http://127.0.0.1:8000/v1", "STUB_API_KEY")
     no_vf_eval = {"PATH": "/usr/bin:/bin", "VIRTUAL_ENV": str(tmp_path / "ws" / ".venv")}
-    made = plan_command(args, target, v09, no_vf_eval, tmp_path, NAME)
+    made = plan_command(args, target, v09, no_vf_eval, tmp_path, NAME, roles=SINGLE_AGENT)
     assert made.form == "prime-rl-eval"
     # prime-rl's defaults are a paid model on Prime Inference, every task, 128 in flight, a
     # dashboard on port 7788 and an upload: each is named, the upload as the user chose it.
@@ -239,7 +240,7 @@ def test_the_harness_flag_is_left_out_for_an_environments_own_and_named_when_ask
 
     def argv(own: str | None, **fields) -> list[str]:
         args = EvalRunInput(env="rlpilot-brain", model="stub", **fields)
-        return plan_command(args, target, stack, environ, tmp_path, NAME, own_harness=own).argv
+        return plan_command(args, target, stack, environ, tmp_path, NAME, own_harness=own, roles=SINGLE_AGENT).argv
 
     def harness_flag(made: list[str]) -> str | None:
         return made[made.index("--env.agent.harness.id") + 1] if "--env.agent.harness.id" in made else None
@@ -251,7 +252,7 @@ def test_the_harness_flag_is_left_out_for_an_environments_own_and_named_when_ask
     checkout = PrimeRL(path=str(tmp_path / "prime-rl"), version="0.9.1", dialect="prime-rl-v0.9", found_by="test")
     v09 = stack.model_copy(update={"verifiers": None, "prime_rl": checkout, "uv": Package(version="0.9", path="uv")})
     made = plan_command(EvalRunInput(env="rlpilot-brain", model="stub", upload=False), target, v09,
-                        {"PATH": "/usr/bin:/bin"}, tmp_path, NAME, own_harness="BrainHarness")
+                        {"PATH": "/usr/bin:/bin"}, tmp_path, NAME, own_harness="BrainHarness", roles=SINGLE_AGENT)
     assert made.form == "prime-rl-eval" and "--env.agent.harness.id" not in made.argv
 
 

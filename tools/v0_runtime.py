@@ -25,7 +25,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from tools import process
-from tools.env_source import base_name
+from tools.env_source import Grammar, base_name, module_file, parse
 from tools.errors import ToolError
 from tools.workspace import rlpilot_home
 
@@ -55,17 +55,14 @@ class Generation:
         return self.api == "v0"
 
 
-def detect(source: Path) -> Generation:
+def detect(source: Path, grammar: Grammar | None = None) -> Generation:
     """Which verifiers API the environment's source is written for, and why we think so."""
     folder = source if source.is_dir() else source.parent
-    module = _module_file(source)
+    module = module_file(source)
     signs: list[str] = []
     loads = exports_taskset = False
     if module is not None:
-        try:
-            tree = ast.parse(module.read_text(encoding="utf-8", errors="replace"))
-        except SyntaxError:
-            tree = ast.Module(body=[], type_ignores=[])
+        tree = parse(module, grammar).tree or ast.Module(body=[], type_ignores=[])
         loads = _defines_load_environment(tree)
         exports_taskset = _exports_taskset(tree)
         if loads:
@@ -80,23 +77,6 @@ def detect(source: Path) -> Generation:
     if loads or below:
         return Generation("v0", signs)
     return Generation(None, signs)
-
-
-def _module_file(source: Path) -> Path | None:
-    if source.is_file():
-        return source
-    if (source / "__init__.py").is_file():  # an installed package's folder
-        return source / "__init__.py"
-    name = None
-    try:
-        name = tomllib.loads((source / "pyproject.toml").read_text()).get("project", {}).get("name")
-    except (OSError, tomllib.TOMLDecodeError):
-        pass
-    module = (name or source.name).replace("-", "_").lower()
-    for candidate in (f"{module}.py", f"{module}/__init__.py", f"src/{module}.py", f"src/{module}/__init__.py"):
-        if (source / candidate).is_file():
-            return source / candidate
-    return None
 
 
 def _defines_load_environment(tree: ast.Module) -> bool:

@@ -50,6 +50,7 @@ from tools.eras import Dialect, Kind, Target, Variant
 from tools.findings import Finding, Severity, tally
 from tools.findings import render as render_finding
 from tools.playbook import PRESETS
+from tools.v0_training import v0_training_findings
 from tools.workspace import rlpilot_home
 
 SEVERITY: dict[str, Severity] = {
@@ -128,6 +129,8 @@ def config_check(args: CheckInput, ctx: Context) -> CheckResult:
     config = load(ctx.resolve(args.path))
     detection = detect_file(config.data, config.path, args.kind, args.dialect)
     result = check_data(config.data, config.text, detection, installed, config.path, target=args.target)
+    result.findings += v0_training_findings(config.data, detection.dialect, ctx.workspace, args.target,
+                                            installed.prime_rl_version, installed.prime_rl_path)
     checkout = ctx.resolve(args.prime_rl) if args.prime_rl else None
     schema_ref = args.schema_ref
     if schema_ref and (ctx.workspace / schema_ref).exists():

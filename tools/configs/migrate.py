@@ -36,6 +36,8 @@ from tools.configs.lint import check_data
 from tools.configs.toml_edit import container_of, delete_item, dumps, get_item, inline, parse, rename_in_place
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
+from tools.env_refs import local_env_dir, parse_env_ref
+from tools.env_source import Roles, read_roles
 from tools.eras import Dialect, Kind, Variant
 from tools.errors import BadInput
 from tools.findings import Finding
@@ -122,6 +124,7 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     variant = installed.variant or Variant.MAIN
     doc = parse(config, nest(config.text, table) if table else None)
     run = _Run(doc, variant)
+    run.workspace = workspace  # where an environment's source tells its roles (`_source_entry`)
     for alias in [c for c in schema.CHANGES if c.alias and c.target == source]:
         run.apply(alias)  # old names this era still took: renamed, never dropped
     _snake_case(run, doc, "")
@@ -245,6 +248,8 @@ def _changes(origin: Dialect, destination: Dialect) -> list[KeyChange]:
 
 
 class _Run:
+    workspace: Path | None = None
+
     def __init__(self, doc: TOMLDocument, variant: Variant):
         self.doc = doc
         self.variant = variant
@@ -428,18 +433,26 @@ def _sources(run: _Run, change: KeyChange) -> None:
         return
     converted = tomlkit.aot()
     for index, entry in enumerate(entries):
-        table, notes = _source_entry(entry)
+        table, notes = _source_entry(entry, run.workspace)
         converted.append(table)
         run.record(f"{change.old}[{index}]", "; ".join([change.why, *notes]), f"{change.new}[{index}]",
                    entry, table)
     run.put(change.new, converted)
 
 
-# The agent prime-rl's examples give single-turn environments that run in-process.
+# The agent prime-rl's examples give single-turn environments that run in-process; each role gets it.
 _LOCAL_AGENT = {"harness": {"id": "null"}, "runtime": {"type": "subprocess"}}
 
 
-def _source_entry(entry: Table) -> tuple[Table, list[str]]:
+def _roles(taskset_id: str, workspace: Path | None) -> Roles:
+    """The roles a taskset's EnvConfig declares, read from its source in the workspace's environments/."""
+    folder = local_env_dir(workspace, parse_env_ref(taskset_id)) if workspace and taskset_id else None
+    if folder is None or not folder.is_dir():
+        return Roles(None, f"no source of {taskset_id or 'it'} in the workspace's environments/")
+    return read_roles(folder)
+
+
+def _source_entry(entry: Table, workspace: Path | None = None) -> tuple[Table, list[str]]:
     taskset, harness, runtime, rest = tomlkit.table(), tomlkit.table(), tomlkit.table(), []
     notes = []
     for key in list(entry.keys()):
@@ -470,18 +483,28 @@ def _source_entry(entry: Table) -> tuple[Table, list[str]]:
         table.append(key, item)
     if "name" not in table and "id" in taskset:
         table["name"] = str(taskset["id"]).rsplit("/", 1)[-1]
-    if not len(harness) and not len(runtime):
-        harness.update(_LOCAL_AGENT["harness"])
-        runtime.update(_LOCAL_AGENT["runtime"])
-        notes.append("added harness `null` and runtime `subprocess` as prime-rl's own examples did: verifiers 0.4 "
-                     "otherwise runs the agent in a Prime sandbox")
-    env, agent = tomlkit.table(is_super_table=True), tomlkit.table(is_super_table=True)
+    roles = _roles(str(taskset.get("id", "")), workspace)
+    env = tomlkit.table(is_super_table=True)
     env.append("taskset", taskset)
-    if len(harness):
-        agent.append("harness", harness)
-    if len(runtime):
-        agent.append("runtime", runtime)
-    env.append("agent", agent)
+    if not len(harness) and not len(runtime):
+        if roles.names is None:
+            notes.append(f"no harness or runtime was added: the roles of {taskset.get('id')} could not be read "
+                         f"({roles.why}); verifiers 0.4 runs each role in a Prime sandbox unless its "
+                         "`env.<role>.runtime` says otherwise (`env.agent` for a plain taskset)")
+        else:
+            harness.update(_LOCAL_AGENT["harness"])
+            runtime.update(_LOCAL_AGENT["runtime"])
+            notes.append(f"added harness `null` and runtime `subprocess` for each role ({', '.join(roles.names)}; "
+                         f"{roles.why}) as prime-rl's own examples did: verifiers 0.4 otherwise runs them in a Prime "
+                         "sandbox")
+    # What the entry said of its one agent goes to each declared role (`agent` where they are not known).
+    for role in roles.names or ["agent"] if len(harness) or len(runtime) else []:
+        agent = tomlkit.table(is_super_table=True)
+        if len(harness):
+            agent.append("harness", harness.copy())
+        if len(runtime):
+            agent.append("runtime", runtime.copy())
+        env.append(role, agent)
     table.append("env", env)
     return table, notes
 
@@ -499,7 +522,8 @@ def _sources_back(run: _Run, change: KeyChange) -> None:
                 table.append(key, entry.item(key))
         env = _plain(entry.get("env", {}))
         agent = env.get("agent", {})
-        if set(env.get("taskset", {})) == {"id"} and agent == _LOCAL_AGENT:
+        roles = [value for key, value in env.items() if key != "taskset"]
+        if set(env.get("taskset", {})) == {"id"} and all(role == _LOCAL_AGENT for role in roles):
             # What `_source_entry` makes of a flat v0 id goes back to one, comment and all.
             table.append("id", entry["env"]["taskset"].item("id"))
             agent, env = {}, {}

@@ -45,6 +45,7 @@ from tools.deltas import Delta, literal
 from tools.eras import Variant
 from tools.errors import BadInput
 from tools.playbook import PRESETS
+from tools.v0_training import v0_training_findings
 
 Profile = Literal["quick", "complex"]
 Reward = Literal["binary", "continuous"]
@@ -116,6 +117,8 @@ def tune(path: Path, profile: Profile = "quick", reward: Reward | None = None, e
             plan.notes.append(f"you said rewards are {reward}; the eval run's are {observed.reward_kind}; "
                               f"going by what you said")
         reward = reward or observed.reward_kind
+    plan.findings += v0_training_findings(config.data, dialect, workspace, None, installed.prime_rl_version,
+                                          installed.prime_rl_path)
     group = _sizes(plan, profile)
     _concurrency(plan, group)
     _check_warnings(plan)

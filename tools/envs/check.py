@@ -9,6 +9,11 @@
 - Degenerate replies (empty, the prompt echoed, a bare "yes", ...) must not earn reward: they are
   scored by the environment's own rubric through the real `vf-eval` (tools/envs/shortcuts.py).
 Each finding names its file and line.
+
+What the source says comes first, and nothing is run that it rules out: a folder that is no
+environment is refused in one line; a package that cannot build (tools/envs/build.py) or does not
+parse (in the grammar of the Python its `requires-python` names) is named and not loaded; the roles
+its EnvConfig declares (tools/env_source.py) are the ones the shortcut pass gives flags to.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from pydantic import BaseModel, Field
 from tools import process
 from tools.contract import Arg, Context, ToolResult
 from tools.env_refs import local_env_dir, parse_env_ref, shown
+from tools.env_source import Grammar, grammar_of, interpreter_grammar, module_file, parse, project, read_roles
+from tools.envs.build import build_findings
 from tools.envs.shortcuts import ShortcutCheck, check_shortcuts
 from tools.envs.v0 import V0Load, check_v0
 from tools.errors import BadInput
@@ -46,6 +53,7 @@ _REWARD_DECORATORS = {"reward"}
 _MAX_PER_CODE = 5
 _NOT_SOURCE = {"tests", "outputs", "build", "dist"}  # what an environment ships besides its code
 VALIDATE_TIMEOUT = 600
+_NOT_FOUND = "not found (tried to import"  # verifiers 0.4's loader, on any ModuleNotFoundError while importing
 # A shortcut is a property of the rubric, not of one task: a few tasks show it, and each costs
 # one rollout per degenerate reply.
 SHORTCUT_TASKS = 5
@@ -80,10 +88,14 @@ class EnvCheckResult(ToolResult):
     api: str | None = Field(None, description="The verifiers API the source is written for: v0 "
                                              "(load_environment, verifiers <= 0.3) or v1 (a Taskset, 0.4).")
     v0: V0Load | None = Field(None, description="A v0 environment loaded in rlpilot's verifiers<0.4 runtime.")
+    roles: list[str] | None = Field(None, description="The roles its EnvConfig declares (verifiers 0.4), each played "
+                                                      "by a chat loop in the shortcut check; None when unread.")
     findings: list[Finding]
 
     def render(self) -> str:
         lines = [f"env        {self.taskset_id}  ({self.source})"]
+        if self.roles is not None and self.api != "v0":
+            lines.append(f"roles      {', '.join(self.roles) or 'none'}")
         if self.v0:
             v = self.v0
             gold = f"; gold answers scoring 1: {v.gold_passed}/{v.gold_tasks}" if v.gold_tasks else ""
@@ -107,52 +119,92 @@ class EnvCheckResult(ToolResult):
 
 
 def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
+    """What is read from the source comes first (can it build, does it parse, which roles), then what
+    must load it (vf-validate, the shortcut check), and only while nothing before rules it out."""
     environ = dict(os.environ)
     interpreter = workspace_interpreter(ctx.workspace, environ)
     environ["PATH"] = search_path(interpreter, environ)
     source = _find_source(args.env, ctx, interpreter.python, environ)
+    module = module_file(source)
+    if module is None and not (source / "pyproject.toml").is_file():
+        raise BadInput("not-an-environment", f"{source} is not an environment: no pyproject.toml and no module "
+                       f"{source.name}.py or {source.name}/__init__.py", "pass an environment's folder, or make one "
+                       "with `vf-init NAME`")
     taskset_id = _taskset_id(args.env, source)
-    findings: list[Finding] = []
+    grammar = grammar_of(source, interpreter_grammar(interpreter.python))
+    findings = build_findings(source) if source.is_dir() else []
     files = [source] if source.is_file() else [
         path for path in sorted(source.rglob("*.py"))
         if not any(part.startswith(".") or part in _NOT_SOURCE for part in path.relative_to(source).parts)]
     for path in files:
-        findings += scan_file(path)
-    generation = detect(source)
+        findings += scan_file(path, grammar)
+    generation = detect(source, grammar)
+    result = EnvCheckResult(env=args.env, source=str(source), taskset_id=taskset_id, api=generation.api,
+                            validation=None, findings=findings)
+    findings = result.findings  # pydantic keeps a copy: what is added below goes there
+    if any(f.severity == "error" and f.code in ("package-unbuildable", "syntax-error") for f in findings):
+        return result  # what would load it could only say it does not load
     if generation.is_v0:
         # verifiers 0.4's vf-validate and vf-eval would only say "taskset not found".
-        v0, shortcuts, found = check_v0(source, taskset_id, args.num_examples, args.shortcuts, ctx, environ)
-        return EnvCheckResult(env=args.env, source=str(source), taskset_id=taskset_id, validation=None,
-                              shortcuts=shortcuts, api="v0", v0=v0, findings=findings + found)
-    validation = None
+        result.v0, result.shortcuts, found = check_v0(source, taskset_id, args.num_examples, args.shortcuts, ctx,
+                                                      environ)
+        findings += found
+        return result
+    roles = read_roles(source, grammar, interpreter.python)
+    result.roles = roles.names
+    if roles.names is None:
+        findings.append(Finding(code="roles-unknown", severity="info", file=str(module or source),
+                                message=f"the roles of {taskset_id} could not be read: {roles.why}",
+                                fix="the shortcut check passes no role flags, so each role keeps its own harness and "
+                                    "runtime (verifiers' default runtime is a Prime sandbox)"))
     vf_validate = process.which("vf-validate", environ)
     if not vf_validate:
         findings.append(Finding(code="validate-unavailable", severity="warning",
                                 message="vf-validate is not installed (verifiers >= 0.4 ships it)",
                                 fix="add verifiers >= 0.4 to the workspace to check gold and no-op answers"))
-    else:
-        if module_origin(interpreter.python, taskset_id.replace("-", "_"), environ) is None:
-            if not source.is_dir():
-                raise BadInput("env-not-installed", f"{taskset_id} is not installed in {interpreter.python}",
-                               "install it (`rlpilot env install ENV`), or pass its source folder")
-            # Checked from its source folder: vf-validate imports the module by name, not by install.
-            roots = [str(source / "src")] if (source / "src").is_dir() else []
-            environ["PYTHONPATH"] = os.pathsep.join([*roots, str(source), *filter(None, [environ.get("PYTHONPATH")])])
-            findings.append(Finding(code="not-installed", severity="warning", file=str(source),
-                                    message=f"{taskset_id} is not installed in the workspace's Python "
-                                            f"({interpreter.python}); it was validated from its source folder",
-                                    fix=f"install it before an eval: `uv pip install --python {interpreter.python} "
-                                        f"-e {source}`"))
-        validation, checks = _validate(vf_validate, taskset_id, args.num_examples, ctx, environ)
-        findings += checks
-    shortcuts = None
-    vf_eval = process.which("vf-eval", environ) if vf_validate and args.shortcuts else None
+        return result
+    import_name = (module.parent.name if module and module.name == "__init__.py" else
+                   module.stem if module else taskset_id.replace("-", "_"))
+    from_source = module_origin(interpreter.python, import_name, environ) is None
+    if from_source:
+        if not source.is_dir() or module is None:
+            raise BadInput("env-not-installed", f"{taskset_id} is not installed in {interpreter.python}",
+                           "install it (`rlpilot env install ENV`), or pass its source folder")
+        # Checked from its source folder: vf-validate imports the module by name, not by install.
+        root = module.parent.parent if module.name == "__init__.py" else module.parent
+        environ["PYTHONPATH"] = os.pathsep.join([str(root), *filter(None, [environ.get("PYTHONPATH")])])
+    result.validation, checks = _validate(vf_validate, taskset_id, args.num_examples, ctx, environ)
+    if from_source:
+        # Its module is on the path, so what verifiers calls "not found" is a module it imports: one of its
+        # dependencies, which are not installed either. That is the one story, not "taskset not found".
+        unimportable = [c for c in checks if c.code == "validate-error" and _NOT_FOUND in c.message]
+        findings.append(_not_installed(taskset_id, source, interpreter.python, result.validation is not None,
+                                       bool(unimportable)))
+        checks = [c for c in checks if c not in unimportable]
+    findings += checks
+    vf_eval = process.which("vf-eval", environ) if args.shortcuts and result.validation is not None else None
     if vf_eval:
-        shortcuts, found = check_shortcuts(vf_eval, taskset_id, min(args.num_examples, SHORTCUT_TASKS),
-                                           rlpilot_home(ctx.workspace, environ) / "shortcuts", ctx, environ)
+        result.shortcuts, found = check_shortcuts(vf_eval, taskset_id, min(args.num_examples, SHORTCUT_TASKS),
+                                                  rlpilot_home(ctx.workspace, environ) / "shortcuts", ctx, environ,
+                                                  roles)
         findings += found
-    return EnvCheckResult(env=args.env, source=str(source), taskset_id=taskset_id, api=generation.api,
-                          validation=validation, shortcuts=shortcuts, findings=findings)
+    return result
+
+
+def _not_installed(taskset_id: str, source: Path, python: Path, validated: bool, unimportable: bool) -> Finding:
+    install = f"`uv pip install --python {python} -e {source}`"
+    if not unimportable:
+        how = "validated from its source folder" if validated else "checked from its source folder"
+        return Finding(code="not-installed", severity="warning", file=str(source),
+                       message=f"{taskset_id} is not installed in the workspace's Python ({python}); it was {how}",
+                       fix=f"install it before an eval: {install}")
+    dependencies = [d for d in project(source).get("dependencies", []) if isinstance(d, str)
+                    and not d.lower().startswith("verifiers")]
+    needs = f" (it declares {', '.join(dependencies)})" if dependencies else ""
+    return Finding(code="not-installed", severity="error", file=str(source),
+                   message=f"{taskset_id} is not installed in the workspace's Python ({python}), and it could not be "
+                           f"loaded from its source folder: a module it imports is not installed either{needs}",
+                   fix=f"install it with its dependencies, then check again: {install}")
 
 
 def _find_source(env: str, ctx: Context, python: Path, environ: dict[str, str]) -> Path:
@@ -254,15 +306,18 @@ def _judge_validation(rows: list[dict], results: Path) -> tuple[Validation, list
     return validation, findings
 
 
-def scan_file(path: Path) -> list[Finding]:
-    """Keyword-heuristic rewards and background services in one source file."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    try:
-        tree = ast.parse(text, filename=str(path))
-    except SyntaxError as error:
-        return [Finding(code="syntax-error", severity="error", file=str(path), line=error.lineno,
-                        message=f"does not parse: {error.msg}", fix="fix the syntax error")]
-    return _heuristic_findings(tree, path) + _service_findings(tree, path)
+def scan_file(path: Path, grammar: Grammar | None = None) -> list[Finding]:
+    """Keyword-heuristic rewards and background services in one source file, parsed with the grammar of
+    the Python the environment is written for."""
+    parsed = parse(path, grammar)
+    if parsed.error is not None:
+        version = ".".join(map(str, (grammar or grammar_of(path)).version))
+        return [Finding(code="syntax-error", severity="error", file=str(path), line=parsed.error.lineno,
+                        message=f"does not parse as Python {version}: {parsed.error.msg}", fix="fix the syntax error")]
+    if parsed.tree is None:
+        return [Finding(code="source-unread", severity="info", file=str(path), message=f"not read: {parsed.unread}",
+                        fix="its reward and service checks did not run; run rlpilot with that Python to read it")]
+    return _heuristic_findings(parsed.tree, path) + _service_findings(parsed.tree, path)
 
 
 def _reward_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:

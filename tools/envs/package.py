@@ -28,7 +28,8 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel
 
 from tools import process
-from tools.env_source import base_name, exported_names
+from tools.env_source import base_name, exported_names, module_file, parse
+from tools.envs.build import build_findings
 from tools.findings import Finding, errors
 
 FIRST_V1_VERIFIERS = Version("0.2.0")
@@ -97,8 +98,12 @@ def check_package(env_dir: Path, python: Path | None = None, environ: Mapping[st
         finding("no-project-version", f"{pyproject} has no [project].version",
                 'add `version = "0.1.0"` under [project]: the Hub keeps one entry per version')
 
+    unbuildable = build_findings(env_dir)
+    if errors(unbuildable):  # named before anything else: nothing after it could be true of a package not built
+        report.findings += unbuildable
+        return report
     module_name = report.name.replace("-", "_").lower()
-    module_file = _find_module(env_dir, module_name)
+    module_file = _find_module(env_dir)
     from tools.v0_runtime import V0_REQUIREMENT, detect, v0_message, v0_options
 
     if module_file is not None and detect(env_dir).is_v0:
@@ -133,11 +138,9 @@ def check_package(env_dir: Path, python: Path | None = None, environ: Mapping[st
     return report
 
 
-def _find_module(env_dir: Path, module: str) -> Path | None:
-    for candidate in (f"{module}.py", f"{module}/__init__.py", f"src/{module}.py", f"src/{module}/__init__.py"):
-        if (env_dir / candidate).is_file():
-            return env_dir / candidate
-    return None
+def _find_module(env_dir: Path) -> Path | None:
+    found = module_file(env_dir)
+    return None if found == env_dir / "__init__.py" else found  # a source folder's module, not the folder itself
 
 
 def _imported_verdict(python: Path, search_root: Path, module: str,
@@ -154,10 +157,12 @@ def _imported_verdict(python: Path, search_root: Path, module: str,
 
 
 def _taskset_export_problem(module_file: Path) -> tuple[str, str] | None:
-    try:
-        tree = ast.parse(module_file.read_text(), filename=str(module_file))
-    except SyntaxError as error:
-        return "module-syntax-error", f"{module_file} does not parse: {error.msg} (line {error.lineno})"
+    parsed = parse(module_file)
+    if parsed.error is not None:
+        return "module-syntax-error", f"{module_file} does not parse: {parsed.error.msg} (line {parsed.error.lineno})"
+    tree = parsed.tree
+    if tree is None:
+        return None  # written for a newer Python than rlpilot's: verifiers' loader is the check there
     exported = exported_names(tree)
     if exported is None:
         return "no-all", f"{module_file.name} defines no literal `__all__`; verifiers loads the Taskset it exports"

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from tools import process
 from tools.contract import Context
+from tools.env_source import Roles
 from tools.evals.results import locate, read_run, records
 from tools.evals.samples import episode_texts
 from tools.findings import Finding
@@ -43,8 +44,8 @@ SHORTCUT_TIMEOUT = 600
 MODEL = "rlpilot-degenerate-replies"
 KEY_VARIABLE = "RLPILOT_LOOPBACK_KEY"  # vf-eval wants a key variable; the loopback server ignores it
 _SHOWN = 80
-# A plain chat loop run on this machine: no sandbox, no tools, no login.
-AGENT_FLAGS = (("--env.agent.harness.id", "null"), ("--env.agent.runtime.type", "subprocess"))
+# Each role a plain chat loop run on this machine: no sandbox, no tools, no login.
+LOCAL_AGENT = [("harness.id", "null"), ("runtime.type", "subprocess")]
 
 REPLIES: dict[str, Callable[[str], str]] = {
     "empty": lambda prompt: "",
@@ -162,8 +163,9 @@ def _handler(policy: DegeneratePolicy) -> type[BaseHTTPRequestHandler]:
 
 
 def check_shortcuts(vf_eval: str, taskset_id: str, tasks: int, folder: Path, ctx: Context,
-                    environ: dict[str, str]) -> tuple[ShortcutCheck | None, list[Finding]]:
-    """Run vf-eval with every degenerate reply on each task; the replies that score are findings."""
+                    environ: dict[str, str], roles: Roles) -> tuple[ShortcutCheck | None, list[Finding]]:
+    """Run vf-eval with every degenerate reply on each task; the replies that score are findings. Each
+    declared role plays a plain chat loop here; roles that could not be read keep their own defaults."""
     name = f"{taskset_id}--shortcuts--{time.strftime('%Y%m%d-%H%M%S')}"
 
     def log(stream: str, line: str) -> None:
@@ -171,20 +173,12 @@ def check_shortcuts(vf_eval: str, taskset_id: str, tasks: int, folder: Path, ctx
             ctx.emit({"type": "log", "line": line})
 
     with DegeneratePolicy() as policy:
-        agent = dict(AGENT_FLAGS)
-        while True:
-            argv = [vf_eval, taskset_id, "-m", MODEL, "-n", str(tasks), "-r", str(len(KINDS)),
-                    "--client.base-url", policy.base_url, "--client.api-key-var", KEY_VARIABLE,
-                    *(word for pair in agent.items() for word in pair),
-                    "--run.name", name, "--output-dir", str(folder), "--no-rich", "--no-push"]
-            ctx.emit({"type": "log", "line": "scoring degenerate replies: " + " ".join(argv)})
-            outcome = process.run(argv, cwd=ctx.workspace, env={**environ, KEY_VARIABLE: "loopback"},
-                                  timeout=SHORTCUT_TIMEOUT, on_line=log)
-            rejected = [] if outcome.ok else rejected_flags(_output(outcome), list(agent))
-            if not rejected:
-                break
-            # An environment that brings its own vf.Env names its own roles: it has no `agent` to set.
-            agent = {flag: value for flag, value in agent.items() if flag not in rejected}
+        argv = [vf_eval, taskset_id, "-m", MODEL, "-n", str(tasks), "-r", str(len(KINDS)),
+                "--client.base-url", policy.base_url, "--client.api-key-var", KEY_VARIABLE,
+                *roles.flags(LOCAL_AGENT), "--run.name", name, "--output-dir", str(folder), "--no-rich", "--no-push"]
+        ctx.emit({"type": "log", "line": "scoring degenerate replies: " + " ".join(argv)})
+        outcome = process.run(argv, cwd=ctx.workspace, env={**environ, KEY_VARIABLE: "loopback"},
+                              timeout=SHORTCUT_TIMEOUT, on_line=log)
     traces = folder / name / "traces.jsonl"
     missing = missing_module(_output(outcome)) if not outcome.ok else None
     if missing:
@@ -200,15 +194,6 @@ def check_shortcuts(vf_eval: str, taskset_id: str, tasks: int, folder: Path, ctx
                                       f"{outcome.last_lines(3)}",
                               fix="fix what it says; `rlpilot env check ENV --no-shortcuts` skips this check")]
     return judge(traces, policy.sent)
-
-
-def rejected_flags(output: str, flags: list[str]) -> list[str]:
-    """The flags vf-eval's config refused as extra fields (pydantic names each refused location on a line)."""
-    if "Extra inputs are not permitted" not in output:
-        return []
-    locations = {line.strip() for line in output.splitlines() if line.strip().startswith("env.")}
-    return [flag for flag in flags
-            if any(flag[2:] == where or flag[2:].startswith(where + ".") for where in locations)]
 
 
 def _output(outcome: process.ProcessResult) -> str:

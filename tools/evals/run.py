@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 from tools import process
 from tools.contract import Arg, Context, ToolResult
 from tools.env_refs import EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
-from tools.env_source import base_name, exported_names
+from tools.env_source import Roles, base_name, exported_names, parse, read_roles
 from tools.eras import Dialect, prime_cli_is_native, version_tuple
 from tools.errors import BadInput, ToolError
 from tools.evals.endpoints import find_alias
@@ -159,6 +159,9 @@ class EvalPlan(ToolResult):
     upload: bool
     harness: str | None = Field(None, description="What plays each rollout (vf-eval 0.4 and prime-rl's eval); "
                                                   "None for the forms that take no harness.")
+    roles: str | None = Field(None, description="The roles the environment declares, each given the harness and "
+                                                "runtime flags, and how they were read; or why they are unknown. "
+                                                "None for the forms that take no roles.")
     command: list[str]
 
     def render(self) -> str:
@@ -169,6 +172,7 @@ class EvalPlan(ToolResult):
             f"{self.num_examples} examples x {self.rollouts} rollouts = {self.num_examples * self.rollouts} "
             f"model calls or more; results {'uploaded to the platform' if self.upload else 'kept here'}",
             *([f"harness: {self.harness}"] if self.harness else []),
+            *([f"roles: {self.roles}"] if self.roles else []),
             f"command: {' '.join(self.command)}"])
 
     def binding(self) -> str:
@@ -195,6 +199,7 @@ class Plan:
     python: Path | None = None  # the interpreter that imports the environment, when not the workspace's
     prepare: Callable[[], None] | None = None  # makes what the command needs (a v0 runtime) just before it runs
     harness: str | None = None  # what plays each rollout, as the preview names it; None where the form has none
+    roles: Roles | None = None  # the roles given the agent flags; None where the form takes none
 
 
 @dataclass
@@ -208,7 +213,8 @@ class Prepared:
         args, target = self.args, self.target
         return EvalPlan(form=self.plan.form, env=args.env, model=target.model, base_url=target.base_url,
                         api_key_var=target.key_var, num_examples=args.num_examples, rollouts=args.rollouts,
-                        upload=args.upload, harness=self.plan.harness, command=self.plan.argv)
+                        upload=args.upload, harness=self.plan.harness, roles=_shown_roles(self.plan.roles),
+                        command=self.plan.argv)
 
 
 def _prepare(args: EvalRunInput, ctx: Context) -> Prepared:
@@ -231,13 +237,16 @@ def _prepare(args: EvalRunInput, ctx: Context) -> Prepared:
         interpreter = workspace_interpreter(ctx.workspace, environ)
         python = plan.python or interpreter.python
         # A checkout that has never run `uv run` has no environment yet to look in.
-        if python.exists():
-            origin = _check_installed(ref, python, environ, ctx.workspace, plan.cwd,
-                                      fallback=plan.python is None and interpreter.is_fallback)
-            # With no --harness, an environment that ships its own harness plays with it, not `null`.
-            own = bundled_harness(origin) if args.harness is None and plan.harness else None
-            if own:
-                plan = plan_command(args, target, stack, environ, ctx.workspace, name, own_harness=own)
+        origin = _check_installed(ref, python, environ, ctx.workspace, plan.cwd,
+                                  fallback=plan.python is None and interpreter.is_fallback) if python.exists() else None
+        if plan.roles is not None:
+            # Whom the agent flags are for, and, with no --harness, the harness the environment ships (not `null`).
+            local = local_env_dir(ctx.workspace, ref)
+            source = origin or (local if local.is_dir() else None)
+            roles = read_roles(source, python=python) if source else \
+                Roles(None, f"no source of {ref.name} found: it is not installed and not in {local.parent}")
+            own = bundled_harness(origin) if args.harness is None else None
+            plan = plan_command(args, target, stack, environ, ctx.workspace, name, own_harness=own, roles=roles)
         _check_endpoint(target, environ, stack)
     return Prepared(args, target, plan, environ)
 
@@ -317,9 +326,12 @@ def run_name(env: str, model: str) -> str:
 
 
 def plan_command(args: EvalRunInput, target: Target, stack: StackResult, environ: dict[str, str],
-                 workspace: Path, name: str, own_harness: str | None = None) -> Plan:
+                 workspace: Path, name: str, own_harness: str | None = None, roles: Roles | None = None) -> Plan:
     """The command of the form the stack runs. `own_harness`: the Harness the environment ships
-    (`bundled_harness`), which vf-eval 0.4 and prime-rl's eval run unless --harness names another."""
+    (`bundled_harness`), which vf-eval 0.4 and prime-rl's eval run unless --harness names another.
+    `roles`: what the environment declares (`read_roles`); each gets the harness and runtime flags,
+    and none does while they are not read."""
+    roles = roles or Roles(None, "the environment's source was not read")
     counts = ["-m", target.model, "-n", str(args.num_examples), "-r", str(args.rollouts)]
     if args.hosted:
         keys = (["-b", target.base_url] if target.base_url else []) + \
@@ -333,18 +345,18 @@ def plan_command(args: EvalRunInput, target: Target, stack: StackResult, environ
     modern = bool(verifiers) and version_tuple(verifiers) >= (0, 4)
     # The order `stack` lists: vf-eval while the workspace has it, then prime-rl's own CLI.
     if not process.which("vf-eval", environ) and stack.prime_rl and stack.prime_rl.dialect is Dialect.V09:
-        return _prime_rl_eval(args, target, stack, environ, workspace, name, own_harness)
+        return _prime_rl_eval(args, target, stack, environ, workspace, name, own_harness, roles)
     if modern:
         vf_eval = _program("vf-eval", environ, "install verifiers in the workspace: `uv add 'verifiers>=0.4'`, "
                            "or point RLPILOT_PRIME_RL at a prime-rl checkout of v0.9 or later (`uv run eval`)")
         run_dir = workspace / OUTPUT_DIR / name
-        flags, harness = _harness(args.harness, own_harness)
+        flags, harness = _agent_flags(args, own_harness, roles)
         argv = [vf_eval, args.env, *counts, "--client.base-url", target.base_url, "--client.api-key-var",
-                target.key_var, *flags, "--env.agent.runtime.type", args.runtime,
-                "--run.name", name, "--output-dir", OUTPUT_DIR, "--no-rich"] + ([] if args.upload else ["--no-push"])
+                target.key_var, *flags, "--run.name", name, "--output-dir", OUTPUT_DIR,
+                "--no-rich"] + ([] if args.upload else ["--no-push"])
         traces = run_dir / TRACES_FILE
         return Plan("vf-eval", argv, results=lambda: traces if traces.is_file() else None, run_dir=run_dir,
-                    harness=harness)
+                    harness=harness, roles=roles)
     legacy = ["-b", target.base_url, "-k", target.key_var, "-s"]
     since = time.time()
     if stack.prime and not prime_cli_is_native(stack.prime.version):
@@ -388,14 +400,26 @@ def _v0_plan(args: EvalRunInput, ref: EnvRef, target: Target, stack: StackResult
                 prepare=lambda: ensure_runtime(folder, ctx.workspace, environ, ctx))
 
 
-def _harness(chosen: str | None, own: str | None) -> tuple[list[str], str]:
-    """The harness flag and how the preview names what it runs: --harness when given, else the environment's
-    own (the flag left out: verifiers 0.4 then picks the taskset's bundled Harness), else `null`. verifiers'
-    own fallback is its `bash` harness, which wants a sandbox and installs from the package index."""
+def _agent_flags(args: EvalRunInput, own: str | None, roles: Roles) -> tuple[list[str], str]:
+    """Each declared role's harness and runtime flags, and how the preview names what plays: --harness
+    when given, else the environment's own (the flag left out: verifiers 0.4 then picks the taskset's
+    bundled Harness), else `null`. verifiers' own fallback is its `bash` harness, which wants a sandbox
+    and installs from the package index."""
+    chosen = args.harness
     if chosen is None and own:
-        return [], f"the environment's own ({own})"
-    harness = chosen or "null"
-    return ["--env.agent.harness.id", harness], "null (a plain chat loop)" if harness == "null" else harness
+        settings, shown = [], f"the environment's own ({own})"
+    else:
+        harness = chosen or "null"
+        settings, shown = [("harness.id", harness)], "null (a plain chat loop)" if harness == "null" else harness
+    return roles.flags([*settings, ("runtime.type", args.runtime)]), shown
+
+
+def _shown_roles(roles: Roles | None) -> str | None:
+    if roles is None or roles.names is not None:
+        return roles.shown() if roles else None
+    # verifiers' AgentConfig defaults: the taskset's harness, in a Prime sandbox (a paid one, with a login).
+    return (f"{roles.shown()}: no role flags passed, so each role keeps its own defaults (its harness, else the "
+            "taskset's; the `prime` sandbox runtime unless it pins another)")
 
 
 def bundled_harness(module_file: Path | None) -> str | None:
@@ -406,11 +430,8 @@ def bundled_harness(module_file: Path | None) -> str | None:
     imported from a submodule or another package, a subclass of a subclass, an `__all__` built at run
     time; those environments get `null` as before, and `--harness NAME` names theirs.
     """
-    if module_file is None:
-        return None
-    try:
-        tree = ast.parse(module_file.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
+    tree = parse(module_file).tree if module_file is not None else None
+    if tree is None:
         return None
     exported = set(exported_names(tree) or [])
     return next((node.name for node in tree.body if isinstance(node, ast.ClassDef) and node.name in exported
@@ -418,7 +439,7 @@ def bundled_harness(module_file: Path | None) -> str | None:
 
 
 def _prime_rl_eval(args: EvalRunInput, target: Target, stack: StackResult, environ: dict[str, str],
-                   workspace: Path, name: str, own_harness: str | None = None) -> Plan:
+                   workspace: Path, name: str, own_harness: str | None, roles: Roles) -> Plan:
     """`uv run eval` in the checkout, its results in the workspace like vf-eval's."""
     checkout = Path(stack.prime_rl.path)
     if not stack.uv:
@@ -428,14 +449,14 @@ def _prime_rl_eval(args: EvalRunInput, target: Target, stack: StackResult, envir
         raise BadInput("upload-needs-login", "uploading the eval's results (`--monitors.prime`) needs a Prime login",
                        "run `prime login` (or export PRIME_API_KEY), or pass --no-upload to keep them here")
     run_dir = workspace / OUTPUT_DIR / name
-    flags, harness = _harness(args.harness, own_harness)
+    flags, harness = _agent_flags(args, own_harness, roles)
     argv = [stack.uv.path, "run", "eval", args.env, "-m", target.model, "-n", str(args.num_examples),
             "-r", str(args.rollouts), "-c", str(min(SMOKE_CONCURRENCY, args.num_examples * args.rollouts)),
             # ClientConfig's fields are verifiers' (base_url, api_key_var); pydantic_config takes either
             # spelling of a dotted flag, and vf-eval's tests run this one.
             "--client.base-url", target.base_url, "--client.api-key-var", target.key_var,
             # The single-source shorthand folds `--env.*` into the source's env block, as vf-eval does.
-            *flags, "--env.agent.runtime.type", args.runtime,
+            *flags,
             # The checkout is the working folder: an absolute output dir keeps the run in the workspace.
             "--run.name", name, "--output-dir", str(workspace / OUTPUT_DIR), "--no-dashboard",
             # Upstream's docs (docs/eval.md) enable the platform upload with `--monitors.prime`; the
@@ -448,7 +469,7 @@ def _prime_rl_eval(args: EvalRunInput, target: Target, stack: StackResult, envir
     child = {k: v for k, v in environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
     return Plan("prime-rl-eval", argv, results=lambda: stream if stream_chunks(stream) else None, run_dir=run_dir,
                 cwd=checkout, environ=child, progress=lambda: index if index.is_file() else None,
-                python=checkout / ".venv" / "bin" / "python", harness=harness)
+                python=checkout / ".venv" / "bin" / "python", harness=harness, roles=roles)
 
 
 def _program(name: str, environ: dict[str, str], hint: str) -> str:

@@ -21,6 +21,7 @@ from tools.contract import Arg, Context, ToolResult
 from tools.eras import Dialect, Target
 from tools.errors import ToolError
 from tools.findings import Finding, errors, render
+from tools.v0_training import v0_training_findings
 from tools.workspace import rlpilot_home
 
 # prime-rl's own defaults when `[deployment]` says nothing (prime-rl.md section 1.3).
@@ -135,7 +136,8 @@ def read_plan(args: LaunchInput, ctx: Context, target: Target,
         raise ToolError("changed-since-preview", f"{path} changed after its launch was confirmed",
                         "look at the new preview and confirm that one")
     check = check_data(data, config.text, None, installed, config.path, target=target)
-    problems = list(check.errors)
+    problems = list(check.errors) + v0_training_findings(data, check.dialect, ctx.workspace, target,
+                                                         installed.prime_rl_version, installed.prime_rl_path)
     deployment = data.get("deployment") or {}
     if deployment.get("type") == "multi_node":
         per_node = deployment.get("gpus_per_node", 8)
