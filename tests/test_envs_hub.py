@@ -88,13 +88,20 @@ def test_push_reports_every_package_problem_at_once(workspace, monkeypatch, tmp_
 
 def test_push_without_login_is_one_clear_line(workspace, tmp_path):
     env_package(workspace, "echo-env")
+    # The workspace's Python notes each run: the login is known from a file, before any package check runs.
+    ran = tmp_path / "interpreter-ran"
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f"#!/bin/sh\necho \"$*\" >> {ran}\nexec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
     with PrimeAPI() as api:
-        env = prime_env(tmp_path / "home", api, logged_in=False)
+        env = prime_env(tmp_path / "home", api, logged_in=False, VIRTUAL_ENV=str(python.parent.parent))
         done = rlpilot("env", "push", "echo-env", "--visibility", "PRIVATE", cwd=workspace, env=env)
     assert done.returncode == 1 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "prime login" in lines[0] and "PRIME_API_KEY" in lines[0]
     assert api.requests == []
+    assert not ran.exists(), ran.read_text()
 
 
 def test_push_then_status_against_the_stand_in(workspace, tmp_path):

@@ -307,7 +307,7 @@ def push_argv(folder: Path, visibility: str, owner: str | None, runtime: str | N
 
 
 def push_preview(args: EnvPushInput, ctx: Context) -> EnvPushResult:
-    """What a push would send, after every check the push makes (the id, the folder, the package, login)."""
+    """What a push would send, after every check the push makes (the id, the folder, login, the package)."""
     ref, folder, report = _checked_push(args, ctx)
     files = _pushed_files(folder)
     preview = EnvPushResult(env=ref.text, path=str(folder), package=report.name, version=report.version,
@@ -315,8 +315,6 @@ def push_preview(args: EnvPushInput, ctx: Context) -> EnvPushResult:
                             findings=report.findings, next="choose PUBLIC or PRIVATE")
     if preview.refused():
         preview.next = f"fix the errors, then `rlpilot env push {ref.text} --visibility PUBLIC|PRIVATE`"
-    else:
-        _require_login(ref, ctx)
     return preview
 
 
@@ -331,6 +329,8 @@ def _checked_push(args: EnvPushInput, ctx: Context) -> tuple[EnvRef, Path, Packa
         raise BadInput("bad-env-id", f"{ref.text}: a push takes its version from pyproject.toml",
                        f"drop @{ref.version}, and set [project].version instead")
     folder = _local_dir_or_fail(ctx, ref, args.path)
+    # Before the package check (it imports the package, seconds): without a login nothing can be pushed.
+    _require_login(ref, ctx)
     environ = prime_environment(ctx.workspace)
     report = check_package(folder, workspace_interpreter(ctx.workspace, environ).python, environ)
     if report.name and _normalized(report.name) != _normalized(ref.name):
@@ -377,7 +377,6 @@ def env_push(args: EnvPushInput, ctx: Context) -> EnvPushResult:
     if args.binding and args.binding != _fingerprint(folder, _pushed_files(folder)):
         raise ToolError("changed-since-preview", f"the files in {folder} changed after the push was confirmed",
                         "look at the new preview and choose the visibility again")
-    _require_login(ref, ctx)
 
     outcome = run_prime(push_argv(folder, args.visibility, ref.owner, report.api), ctx, what=f"pushing {ref.name}",
                         timeout=INSTALL_TIMEOUT, check=False, stream=True)
