@@ -426,7 +426,7 @@ def install_environments(workspace: Path, folders: list[str]) -> list[str]:
              [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
               *[arg for name in folders for arg in ("-e", str(workspace / name))]]]
     for argv in steps:
-        done = process.run(argv, timeout=600)
+        done = process.run(argv, env=process.person_environment(), timeout=600)
         if not done.ok:
             return [f"installing {', '.join(folders)} failed: {' '.join(done.stderr_tail[-3:])}"]
     return []

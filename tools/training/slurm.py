@@ -357,7 +357,7 @@ def stop(record: records.RunRecord, workspace: Path) -> JobState:
     current = job_state(record.job_id)
     if not current.active:
         return current
-    cancelled = process.run([scancel, record.job_id], timeout=SLURM_TIMEOUT)
+    cancelled = process.run([scancel, record.job_id], env=process.person_environment(), timeout=SLURM_TIMEOUT)
     if not cancelled.ok:
         raise ToolError("stop-failed", f"scancel {record.job_id} failed: {cancelled.last_lines()}",
                         f"try `scancel {record.job_id}` yourself")
