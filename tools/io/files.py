@@ -16,11 +16,14 @@ user of the machine reads none of it.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import secrets
 import shutil
 import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,8 +50,20 @@ def _describe(size: int) -> str:
     return f"{size / MiB:g} MiB" if size >= MiB else f"{size} bytes"
 
 
-def open_regular(path: Path) -> IO[bytes]:
-    """`path` opened for binary reading, once it is known to be a regular file."""
+def inside(path: Path, root: Path) -> Path:
+    """`path` with every symlink resolved, checked to lie inside `root`: a file named `../x`, an absolute
+    path or a link out of the folder is refused."""
+    resolved, top = real_path(Path(path)), real_path(Path(root))
+    if resolved != top and top not in resolved.parents:
+        raise BadInput("outside-root", f"{path} is outside {root} (it resolves to {resolved})",
+                       f"name a file inside {root}; symlinks out of it are not followed")
+    return resolved
+
+
+def open_regular(path: Path, root: Path | None = None) -> IO[bytes]:
+    """`path` opened for binary reading, once it is known to be a regular file (inside `root`, if given)."""
+    if root is not None:
+        path = inside(path, root)
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -69,9 +84,9 @@ def open_regular(path: Path) -> IO[bytes]:
     return os.fdopen(descriptor, "rb")
 
 
-def read_bytes_bounded(path: Path, limit: int = CONFIG_LIMIT) -> bytes:
+def read_bytes_bounded(path: Path, limit: int = CONFIG_LIMIT, root: Path | None = None) -> bytes:
     """The whole of a regular file of at most `limit` bytes; a larger one is refused, naming the limit."""
-    with open_regular(path) as handle:
+    with open_regular(path, root) as handle:
         size = os.fstat(handle.fileno()).st_size
         data = handle.read(limit + 1) if size <= limit else b""
     if size > limit or len(data) > limit:
@@ -80,9 +95,9 @@ def read_bytes_bounded(path: Path, limit: int = CONFIG_LIMIT) -> bytes:
     return data
 
 
-def read_text_bounded(path: Path, limit: int = CONFIG_LIMIT) -> str:
+def read_text_bounded(path: Path, limit: int = CONFIG_LIMIT, root: Path | None = None) -> str:
     """Like `read_bytes_bounded`, decoded as UTF-8 (undecodable bytes replaced)."""
-    return read_bytes_bounded(path, limit).decode("utf-8", errors="replace")
+    return read_bytes_bounded(path, limit, root).decode("utf-8", errors="replace")
 
 
 class BoundedLines:
@@ -173,7 +188,7 @@ def confined(path: Path, root: Path | None) -> Path:
     return resolved
 
 
-def _no_link(path: Path) -> None:
+def no_link(path: Path) -> None:
     if _is_link(path):
         raise BadInput("symlink-refused", f"{path} is a symlink (to {os.readlink(path)}); rlpilot does not write "
                       "through symlinks", "remove the link, or name the file it points to")
@@ -182,7 +197,7 @@ def _no_link(path: Path) -> None:
 def make_dirs(path: Path, *, root: Path | None = None, private: bool = False) -> Path:
     """The folder `path` and its missing parents; with `private`, each folder made here is 0700."""
     path = confined(Path(path), root)
-    _no_link(path)
+    no_link(path)
     missing = [folder for folder in (path, *path.parents) if not folder.exists()]
     for folder in reversed(missing):
         try:
@@ -200,7 +215,7 @@ def write_bytes(path: Path, data: bytes, *, root: Path | None = None, private: b
     """`data` written atomically to `path`, never through a symlink; a file it replaces keeps its mode."""
     path = confined(Path(path), root)
     make_dirs(path.parent, private=private)
-    _no_link(path)
+    no_link(path)
     try:
         kept = None if private else stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
@@ -213,7 +228,7 @@ def write_bytes(path: Path, data: bytes, *, root: Path | None = None, private: b
             out.write(data)
             if private or kept is not None:
                 os.fchmod(out.fileno(), PRIVATE_FILE if private else kept)
-        _no_link(path)  # a link put there meanwhile: the rename would replace it, never write through it
+        no_link(path)  # a link put there meanwhile: the rename would replace it, never write through it
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
@@ -231,9 +246,9 @@ def write_json(path: Path, value: Any, *, root: Path | None = None, private: boo
     return write_text(path, json.dumps(value, indent=2) + "\n", root=root, private=private)
 
 
-def copy_tree(source: Path, target: Path, *, root: Path | None = None) -> Path:
-    """A copy of the folder `source` at `target`: folders and regular files only. A symlink anywhere in
-    `source` (or a device, a FIFO) is refused, naming it, before anything is copied."""
+def regular_tree(source: Path) -> Path:
+    """`source`, checked to be a folder of folders and regular files only: a symlink anywhere in it (or a
+    device, a FIFO) is refused, naming it."""
     source = Path(source)
     if _is_link(source) or not source.is_dir():
         raise BadInput("not-a-folder", f"{source} is not a folder (or is a symlink)", "name a real folder")
@@ -246,30 +261,58 @@ def copy_tree(source: Path, target: Path, *, root: Path | None = None) -> Path:
                 raise BadInput("symlink-refused" if stat.S_ISLNK(mode) else "not-a-regular-file",
                               f"{entry} is {kind}; rlpilot copies folders and regular files only",
                               "replace it with the file itself")
+    return source
+
+
+def copy_tree(source: Path, target: Path, *, root: Path | None = None) -> Path:
+    """A copy of the folder `source` at `target`, once `regular_tree` has found nothing but folders and
+    regular files in it."""
+    source = regular_tree(source)
     target = confined(Path(target), root)
-    _no_link(target)
+    no_link(target)
     shutil.copytree(source, target, symlinks=True)  # nothing to follow: checked above
     return target
 
 
-def remove(path: Path, *, root: Path | None = None) -> None:
+def remove(path: Path, *, root: Path | None = None, best_effort: bool = False) -> None:
     """`path` deleted: a file or a link itself (never what it points to), or a folder with all it holds
-    (links inside it removed, never followed). Nothing there is no error."""
+    (links inside it removed, never followed). Nothing there is no error; with `best_effort`, nor is
+    what could not be removed (a cache that may go later)."""
     path = confined(Path(path), root)
     try:
-        mode = os.lstat(path).st_mode
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path, ignore_errors=best_effort)  # unlinks links inside, never follows them
+        else:
+            path.unlink()
     except FileNotFoundError:
-        return
-    if stat.S_ISDIR(mode):
-        shutil.rmtree(path)  # rmtree unlinks symlinks inside, and refuses a symlink at the top
-    else:
-        path.unlink()
+        pass
+    except OSError:
+        if not best_effort:
+            raise
+
+
+def open_write(path: Path, *, root: Path | None = None, private: bool = False) -> IO[str]:
+    """`path` opened for writing text as it comes (a long command's output), created or emptied; never
+    through a symlink. Not atomic: write to a `.partial` name and rename it when whole."""
+    path = confined(Path(path), root)
+    make_dirs(path.parent, private=private)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        handle = os.open(path, flags, PRIVATE_FILE if private else 0o666)
+    except OSError as error:
+        if _is_link(path):
+            no_link(path)
+        raise BadInput("unwritable", f"{path}: cannot be written ({error.strerror})",
+                       "check the folder and its permissions") from None
+    if private:
+        os.fchmod(handle, PRIVATE_FILE)
+    return os.fdopen(handle, "w", encoding="utf-8")
 
 
 def touch(path: Path, *, root: Path | None = None, private: bool = False) -> Path:
     """`path` created empty if missing (its time set if present), never through a symlink."""
     path = confined(Path(path), root)
-    _no_link(path)
+    no_link(path)
     if path.exists():
         os.utime(path)
         return path
@@ -281,3 +324,10 @@ def private_file(path: Path) -> Path:
     if path.exists() and not _is_link(path):
         os.chmod(path, PRIVATE_FILE)
     return path
+
+
+@contextlib.contextmanager
+def scratch_dir(prefix: str) -> Iterator[Path]:
+    """A private folder (0700) of the system's temp space, removed with all it holds at the end."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
+        yield Path(folder)
