@@ -195,9 +195,11 @@ def no_link(path: Path) -> None:
 
 
 def make_dirs(path: Path, *, root: Path | None = None, private: bool = False) -> Path:
-    """The folder `path` and its missing parents; with `private`, each folder made here is 0700."""
-    path = confined(Path(path), root)
-    no_link(path)
+    """The folder `path` and its missing parents (inside `root`, links resolved, when one is given); with
+    `private`, each folder made here, and `path` itself, is 0700."""
+    path = Path(path)
+    if root is not None:
+        inside(path, root)
     missing = [folder for folder in (path, *path.parents) if not folder.exists()]
     for folder in reversed(missing):
         try:
