@@ -365,7 +365,7 @@ def play_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
     user = ScriptedUser(scenario.answers, started + scenario.seconds_cap)
     with files.scratch_dir(prefix=f"rlpilot-brain-{scenario.name}-") as temp, \
             scenario_platform(scenario) as platform:
-        workspace = temp / "workspace"
+        workspace = Path(temp) / "workspace"
         if scenario.workspace.is_dir():
             files.copy_tree(scenario.workspace, workspace)
         else:
@@ -375,7 +375,7 @@ def play_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
             user.errors.append(f"not installed: {', '.join(scenario.installed)} (their build code would run; "
                                "`--install-environments` allows it)")
         elif scenario.installed:
-            user.errors += install_environments(workspace, scenario.installed, temp / "home")
+            user.errors += install_environments(workspace, scenario.installed, Path(temp) / "home")
         # Where the tools look for it too (`report` reads the session of the workspace it runs in).
         session = Store(rlpilot_home(workspace)).create("bench")
         agent = Agent(session, Surface(user.emit, user.ask), Context(workspace=workspace), client, tools)

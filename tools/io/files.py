@@ -329,7 +329,8 @@ def private_file(path: Path) -> Path:
 
 
 @contextlib.contextmanager
-def scratch_dir(prefix: str) -> Iterator[Path]:
-    """A private folder (0700) of the system's temp space, removed with all it holds at the end."""
+def scratch_dir(prefix: str) -> Iterator[str]:
+    """A private folder (0700) of the system's temp space, removed with all it holds at the end; its path
+    as text, as tempfile gives it (callers put it into command lines and replace it in output)."""
     with tempfile.TemporaryDirectory(prefix=prefix) as folder:
-        yield Path(folder)
+        yield folder
