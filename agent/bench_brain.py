@@ -146,7 +146,9 @@ def _load_platform(scenario: Scenario, table: dict[str, Any]) -> dict[str, Any]:
             return files.read_text_bounded(scenario.platform_files / name, files.LINE_LIMIT,
                                            root=scenario.platform_files)
         except BadInput as error:
-            raise ScenarioError(f"{where} run {run['id']} names {name}: {error.one_line()}") from None
+            why = f", which is not in {scenario.platform_files}" if error.code == "no-such-file" else \
+                f": {error.one_line()}"
+            raise ScenarioError(f"{where} run {run['id']} names {name}{why}") from None
 
     def rows(run: dict[str, Any]) -> list[dict[str, Any]]:
         found = []
