@@ -29,9 +29,7 @@ import argparse
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
 import tomllib
 from collections.abc import Iterator
@@ -41,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.gates import Question, match_answer
+from tools.errors import BadInput
+from tools.io import files, process
 
 SCENARIOS = Path(__file__).parent / "brain_scenarios"
 # What the person's shell may set that a scenario must not inherit: the platform and account the prime
@@ -80,6 +80,9 @@ class Scenario:
     seconds_cap: float
     platform: dict[str, Any] = field(default_factory=dict)
     installed: list[str] = field(default_factory=list)  # workspace folders installed in its .venv
+    # Installing runs the package's build code: allowed for the scenarios that ship with rlpilot, and for
+    # a pack given with --scenarios only when the person passed --install-environments.
+    install_allowed: bool = False
 
     @property
     def workspace(self) -> Path:
@@ -93,9 +96,11 @@ class Scenario:
 
 def load_scenario(folder: Path) -> Scenario:
     try:
-        data = tomllib.loads((folder / "scenario.toml").read_text())
-    except (OSError, tomllib.TOMLDecodeError) as error:
+        data = tomllib.loads(files.read_text_bounded(folder / "scenario.toml", root=folder))
+    except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"{folder}: {error}") from None
+    except BadInput as error:
+        raise ScenarioError(error.one_line()) from None
     checks = data.get("check", [])
     for number, check in enumerate(checks, start=1):
         if check.get("kind") not in CHECK_KINDS:
@@ -109,7 +114,12 @@ def load_scenario(folder: Path) -> Scenario:
         raise ScenarioError(f"{folder.name}: a scenario needs a request and at least one [[check]]")
     scenario = Scenario(folder.name, folder, data.get("description", ""), data["request"], data.get("follow_ups", []),
                         data.get("answers", {}), checks, float(data.get("seconds_cap", 300)), {},
-                        data.get("installed", []))
+                        data.get("installed", []), folder.resolve().is_relative_to(SCENARIOS.resolve()))
+    if scenario.workspace.exists():
+        try:  # copied for each play: a link in it would take the copy (and the agent) out of the pack
+            files.regular_tree(scenario.workspace)
+        except BadInput as error:
+            raise ScenarioError(f"{folder.name}: {error.one_line()}") from None
     if scenario.installed and not (scenario.workspace / "pyproject.toml").is_file():
         raise ScenarioError(f"{folder.name}: a workspace with installed environments is a project: its .venv is "
                             "found beside workspace/pyproject.toml, which is missing")
@@ -131,9 +141,14 @@ def _load_platform(scenario: Scenario, table: dict[str, Any]) -> dict[str, Any]:
                 raise ScenarioError(f"{where} {kind} {number} needs an `id`")
 
     def read(run: dict[str, Any], name: str) -> str:
-        if not (scenario.platform_files / name).is_file():
-            raise ScenarioError(f"{where} run {run['id']} names {name}, which is not in {scenario.platform_files}")
-        return (scenario.platform_files / name).read_text()
+        """A file of the pack's platform folder: `../x`, an absolute path or a link out of it is refused."""
+        try:
+            return files.read_text_bounded(scenario.platform_files / name, files.LINE_LIMIT,
+                                           root=scenario.platform_files)
+        except BadInput as error:
+            why = f", which is not in {scenario.platform_files}" if error.code == "no-such-file" else \
+                f": {error.one_line()}"
+            raise ScenarioError(f"{where} run {run['id']} names {name}{why}") from None
 
     def rows(run: dict[str, Any]) -> list[dict[str, Any]]:
         found = []
@@ -166,6 +181,17 @@ def load_scenarios(folder: Path, only: list[str] | None = None) -> list[Scenario
     if not found:
         raise ScenarioError(f"no scenarios (*/scenario.toml) in {folder}")
     return [load_scenario(path) for path in found]
+
+
+def refuse_installs(scenarios: list[Scenario], allowed: bool) -> None:
+    """A pack's scenario that installs environments plays only with --install-environments."""
+    asking = [s for s in scenarios if s.installed and not s.install_allowed]
+    if asking and not allowed:
+        raise ScenarioError("these scenarios install environments from their pack, which runs the packages' "
+                            "build code: " + "; ".join(f"{s.name} ({', '.join(s.installed)})" for s in asking)
+                            + ". Pass --install-environments to allow it, or --only the others")
+    for scenario in asking:
+        scenario.install_allowed = True
 
 
 class ScenarioCapReached(KeyboardInterrupt):
@@ -339,16 +365,19 @@ def play_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
 
     started = time.monotonic()
     user = ScriptedUser(scenario.answers, started + scenario.seconds_cap)
-    with tempfile.TemporaryDirectory(prefix=f"rlpilot-brain-{scenario.name}-") as temp, \
+    with files.scratch_dir(prefix=f"rlpilot-brain-{scenario.name}-") as temp, \
             scenario_platform(scenario) as platform:
         workspace = Path(temp) / "workspace"
         if scenario.workspace.is_dir():
-            shutil.copytree(scenario.workspace, workspace)
+            files.copy_tree(scenario.workspace, workspace)
         else:
-            workspace.mkdir()
+            files.make_dirs(workspace)
         redirect_model_aliases(workspace, platform.inference_url)
-        if scenario.installed:
-            user.errors += install_environments(workspace, scenario.installed)
+        if scenario.installed and not scenario.install_allowed:
+            user.errors.append(f"not installed: {', '.join(scenario.installed)} (their build code would run; "
+                               "`--install-environments` allows it)")
+        elif scenario.installed:
+            user.errors += install_environments(workspace, scenario.installed, Path(temp) / "home")
         # Where the tools look for it too (`report` reads the session of the workspace it runs in).
         session = Store(rlpilot_home(workspace)).create("bench")
         agent = Agent(session, Surface(user.emit, user.ask), Context(workspace=workspace), client, tools)
@@ -407,17 +436,16 @@ def redirect_model_aliases(workspace: Path, url: str) -> None:
     for path in registry_files(workspace):
         for name, alias in load_registry(path).items():
             aliases.setdefault(name, {"endpoint_id": name, "model": alias.model, "url": url, "key": "PRIME_API_KEY"})
-    target = workspace / WORKSPACE_FILE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("# Written by `rlpilot bench brain`: every alias answers from the scenario's stand-in.\n"
-                      + tomlkit.dumps({"endpoint": list(aliases.values())}))
+    header = "# Written by `rlpilot bench brain`: every alias answers from the scenario's stand-in.\n"
+    files.write_text(workspace / WORKSPACE_FILE, header + tomlkit.dumps({"endpoint": list(aliases.values())}))
 
 
-def install_environments(workspace: Path, folders: list[str]) -> list[str]:
+def install_environments(workspace: Path, folders: list[str], home: Path) -> list[str]:
     """Give the workspace a .venv with these environment packages in it, as a user who ran
-    `rlpilot env install NAME --create-venv` has (uv, from its cache when warm): what failed, if anything."""
-    from tools import process
+    `rlpilot env install NAME --create-venv` has (uv, from its cache when warm): what failed, if anything.
 
+    Their build code runs, so it runs without the person's keys or HOME (`home` stands in, empty); only
+    uv's cache is shared, so that a warm cache keeps the install off the network."""
     uv = process.which("uv", os.environ)
     if not uv:
         return ["the scenario installs environments with uv, which is not on PATH: smoke evals will not find them"]
@@ -425,11 +453,20 @@ def install_environments(workspace: Path, folders: list[str]) -> list[str]:
     steps = [[uv, "venv", "-q", str(venv), "--python", sys.executable],
              [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
               *[arg for name in folders for arg in ("-e", str(workspace / name))]]]
+    files.make_dirs(home, private=True)
+    environ = process.minimal_environment({"HOME": str(home), "UV_CACHE_DIR": _uv_cache()})
     for argv in steps:
-        done = process.run(argv, timeout=600)
+        done = process.run(argv, env=environ, timeout=600)
         if not done.ok:
             return [f"installing {', '.join(folders)} failed: {' '.join(done.stderr_tail[-3:])}"]
     return []
+
+
+def _uv_cache() -> str:
+    """uv's cache folder as the person's uv finds it (UV_CACHE_DIR, XDG_CACHE_HOME, then ~/.cache)."""
+    if os.environ.get("UV_CACHE_DIR"):
+        return os.environ["UV_CACHE_DIR"]
+    return str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "uv")
 
 
 @contextmanager
@@ -464,6 +501,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--scenarios", type=Path, default=SCENARIOS, help="a folder of scenario folders "
                    "(default: the scenarios that ship with rlpilot)")
     p.add_argument("--only", nargs="+", metavar="NAME", help="run only these scenarios")
+    p.add_argument("--install-environments", action="store_true", help="let the packs' scenarios install the "
+                   "environments their `installed` names (their build code runs, without your keys or HOME)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     return p
 
@@ -483,6 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     workspace = Path.cwd()
     try:
         scenarios = load_scenarios(options.scenarios, options.only)
+        refuse_installs(scenarios, options.install_environments)
         endpoint = endpoint_of(options, workspace) if (options.endpoint or options.base_url) else None
     except ScenarioError as error:
         print(f"rlpilot bench brain: {error}", file=sys.stderr)

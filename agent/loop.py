@@ -19,7 +19,7 @@ from agent.sessions import Session
 from tools.catalog import CATALOG, Offer, Shows
 from tools.contract import Context, Event, Tool, load
 from tools.errors import ToolError
-from tools.secrets import redact, redacted
+from tools.secrets import neutralise, redact, redacted
 
 
 @dataclass
@@ -106,7 +106,7 @@ class Agent:
         self.surface = Surface(lambda event: surface.emit(redacted(event)),
                                lambda question: surface.ask(replace(question, prompt=redact(question.prompt),
                                                                     detail=redact(question.detail))),
-                               surface.on_text)
+                               surface.on_text and (lambda text: surface.on_text(neutralise(text))))
         self.client = client
         # Whatever reaches a tool from here came from a model or a chat: paths stay in the workspace.
         self.ctx = Context(workspace=ctx.workspace, emit=self.surface.emit, session_id=session.id, confined=True)

@@ -2,8 +2,10 @@
 
 Retries (tenacity) cover what a retry can fix: 429 (honouring Retry-After), 5xx, timeouts and
 dropped connections. Other 4xx mean the request is wrong and are raised at once. Each attempt
-has `[agent] request_timeout_s` and all of them together `request_budget_s`
-(configs/rlpilot.toml), so a dead server costs the user at most that long. A reply that is not
+may be silent at most `[agent] request_timeout_s`, and all of them together, bodies included, take at
+most `request_budget_s` (configs/rlpilot.toml): a dead server, one that streams forever or one that
+drips a byte a second costs the user at most that long (the HTTP door, tools/io/http.py, holds every
+read to it). A Retry-After that is negative, not a number or past the budget is not waited for. A reply that is not
 a chat completion (a body that is not JSON, an SSE line that is not, a stream with no events)
 is a ModelError like any other: the loop shows it as one error event and the session goes on.
 """
@@ -11,6 +13,7 @@ is a ModelError like any other: the loop shows it as one error event and the ses
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Callable
@@ -24,8 +27,11 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from tenacity import retry, retry_if_exception, stop_after_attempt, stop_before_delay, wait_exponential_jitter
 
 from configs.settings import load_settings
+from tools.io.http import Deadlines, http_client, openai_client, within
 
 MAX_RETRY_AFTER_S = 60.0
+# The whole of asking a server its context length: a model list that drips in is not waited for.
+CONTEXT_PROBE_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -110,7 +116,7 @@ def _explain(error: Exception, endpoint: Endpoint, waited: str) -> ModelError:
                           "llama.cpp: --jinja)")
     if isinstance(error, openai.APIStatusError):
         return ModelError(f"{where} answered HTTP {error.status_code}: {error.message}")
-    if isinstance(error, openai.APITimeoutError):
+    if isinstance(error, openai.APITimeoutError | httpx.TimeoutException):
         return ModelError(f"{where} did not answer in time ({waited}); raise [agent] request_timeout_s or "
                           "request_budget_s in configs/rlpilot.toml for a slow server")
     return ModelError(f"could not reach {where} ({type(error).__name__}); is the server running?")
@@ -153,9 +159,11 @@ def _wait(retry_state) -> float:
     response = getattr(error, "response", None)
     if response is not None and response.headers.get("retry-after"):
         try:
-            return min(float(response.headers["retry-after"]), MAX_RETRY_AFTER_S)
+            asked = float(response.headers["retry-after"])
         except ValueError:
-            pass
+            asked = math.nan  # an HTTP date, or nonsense: back off as for no header
+        if math.isfinite(asked) and asked >= 0:
+            return min(asked, MAX_RETRY_AFTER_S)
     return wait_exponential_jitter(multiplier=0.5, max=20)(retry_state)
 
 
@@ -172,8 +180,9 @@ class ModelClient:
         self.reply_tokens = agent.reply_tokens
         self._reply_key = "max_tokens"  # the name every OpenAI-compatible server knows; see complete()
         self._context: int | None = None
-        self._client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(), timeout=self.timeout,
-                                     max_retries=0)  # tenacity owns retries, so they are counted once
+        # Silence ends an attempt after `timeout`; the budget ends everything, a never-ending stream included.
+        self._client = openai_client(endpoint.base_url, endpoint.api_key(),
+                                     Deadlines(overall=self.budget, idle_read=self.timeout))
         # No retry starts that would begin after the budget; the last attempt gets what is left of it.
         self._complete = retry(retry=retry_if_exception(_retryable), wait=_wait, reraise=True,
                                stop=stop_after_attempt(attempts) | stop_before_delay(self.budget))(self._complete_once)
@@ -183,22 +192,27 @@ class ModelClient:
         started = time.monotonic()
         self._deadline, self._attempts = started + self.budget, 0
         try:
-            try:
-                return self._complete(messages, tools, on_text)
-            except EmptyStream:
-                self.stream = False  # this server answers plain requests only: ask it so from now on
-                return self._complete(messages, tools, on_text)
-            except openai.BadRequestError as error:
-                # OpenAI's newer models take max_completion_tokens and refuse max_tokens by name.
-                if self._reply_key != "max_tokens" or "max_completion_tokens" not in str(error.message):
-                    raise
-                self._reply_key = "max_completion_tokens"
-                return self._complete(messages, tools, on_text)
+            with within(self._deadline):
+                return self._complete_or_adapt(messages, tools, on_text)
         except (openai.APIError, httpx.TransportError, *_MALFORMED) as error:
             spent = time.monotonic() - started
             waited = (f"{self._attempts} attempt(s) of up to {self.timeout:g} s each, {spent:.0f} s in all, "
                       f"within a budget of {self.budget:g} s")
             raise _explain(error, self.endpoint, waited) from error
+
+    def _complete_or_adapt(self, messages, tools, on_text) -> Reply:
+        """A completion, asked again once in the form this server wants where it refused the first."""
+        try:
+            return self._complete(messages, tools, on_text)
+        except EmptyStream:
+            self.stream = False  # this server answers plain requests only: ask it so from now on
+            return self._complete(messages, tools, on_text)
+        except openai.BadRequestError as error:
+            # OpenAI's newer models take max_completion_tokens and refuse max_tokens by name.
+            if self._reply_key != "max_tokens" or "max_completion_tokens" not in str(error.message):
+                raise
+            self._reply_key = "max_completion_tokens"
+            return self._complete(messages, tools, on_text)
 
     def _complete_once(self, messages, tools, on_text) -> Reply:
         self._attempts += 1
@@ -262,15 +276,16 @@ class ModelClient:
 
     def context_tokens(self) -> int | None:
         """The model's context length as its server reports it (vLLM's /models `max_model_len`,
-        llama.cpp's /props `n_ctx`), asked once; None where it does not say."""
+        llama.cpp's /props `n_ctx`), asked once, within CONTEXT_PROBE_S; None where it does not say."""
         if self._context is None:
-            self._context = _reported_context(self._client, self.endpoint) or 0
+            with within(time.monotonic() + CONTEXT_PROBE_S):
+                self._context = _reported_context(self._client, self.endpoint) or 0
         return self._context or None
 
 
 def _reported_context(client: openai.OpenAI, endpoint: Endpoint) -> int | None:
     try:
-        listed = client.get("/models", cast_to=httpx.Response, options={"timeout": 3.0}).json()
+        listed = client.get("/models", cast_to=httpx.Response, options={"timeout": CONTEXT_PROBE_S}).json()
         models = [model for model in listed.get("data") or [] if isinstance(model, dict)]
         for model in models:
             if model.get("id") == endpoint.model or len(models) == 1:  # a local server serves one, by any name
@@ -278,7 +293,8 @@ def _reported_context(client: openai.OpenAI, endpoint: Endpoint) -> int | None:
                 if isinstance(found, int) and found > 0:
                     return found
         root = endpoint.base_url.rstrip("/").removesuffix("/v1")
-        props = httpx.get(f"{root}/props", timeout=3.0).json()
+        with http_client(Deadlines(overall=CONTEXT_PROBE_S)) as plain:
+            props = plain.get(f"{root}/props").json()
         found = props.get("default_generation_settings", {}).get("n_ctx") or props.get("n_ctx")
         return found if isinstance(found, int) and found > 0 else None
     except (openai.APIError, httpx.HTTPError, ValueError, AttributeError, TypeError):

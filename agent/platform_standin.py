@@ -12,13 +12,21 @@ leaving the machine.
 
 A run can also be given a timeline (`grow`): each metrics read reveals the next few steps, and
 the spend, progress and samples follow what was revealed, so a watch sees a run that moves.
+
+Loopback is shared by every process on the machine, so the stand-in trusts none of them: each one
+has a random key of its own, every route wants it (but the public environments' reads, which the real
+API serves to anyone), the upload and download URLs it hands out carry a signature made with it, and
+a body over MAX_BODY is refused before it is read.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import itertools
 import json
 import re
+import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +35,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-API_KEY = "pit_standin_0123456789abcdef"
+# The largest body read: an environment's wheel or source archive is a few MiB; a config, far less.
+MAX_BODY = 32 << 20
 NOW = "2026-12-01T08:00:00Z"
 # Requests that send a body but change nothing: a config's validation before a launch, a model call.
 POSTED_READS = {"/api/v1/training/runs/prepare", "/api/v1/chat/completions"}
@@ -60,8 +69,8 @@ class Timeline:
 class PrimeAPI:
     """State and routes. Tests seed `metrics`, `logs`, `checkpoints` and read `requests`."""
 
-    def __init__(self, api_key: str = API_KEY, username: str | None = "tester"):
-        self.api_key = api_key
+    def __init__(self, api_key: str | None = None, username: str | None = "tester"):
+        self.api_key = api_key or f"pit_standin_{secrets.token_hex(16)}"
         self.username = username  # None: the account has no Hub username yet
         self.requests: list[dict[str, Any]] = []
         self.runs: dict[str, dict[str, Any]] = {}
@@ -192,22 +201,49 @@ class PrimeAPI:
 
     # -- dispatch ----------------------------------------------------------------------------
 
+    def signed(self, path: str) -> str:
+        """A URL of this stand-in for `path` that works without the key, as a presigned one does."""
+        return f"{self.url}{path}?signature={self._signature(path)}"
+
+    def file_url(self, name: str) -> str:
+        """Where a wheel put in `wheels` is downloaded from (a hub install's `wheel_url`)."""
+        return self.signed(f"/files/{name}")
+
+    def _signature(self, path: str) -> str:
+        return hmac.new(self.api_key.encode(), path.encode(), hashlib.sha256).hexdigest()
+
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         parsed = urlparse(handler.path)
-        size = int(handler.headers.get("Content-Length") or 0)
-        raw = handler.rfile.read(size) if size else b""
-        record = {"method": handler.command, "path": parsed.path, "query": parse_qs(parsed.query),
+        try:
+            size = int(handler.headers.get("Content-Length") or 0)
+        except ValueError:
+            size = -1
+        if not 0 <= size <= MAX_BODY:
+            handler.close_connection = True  # the body is not read: the connection cannot be reused
+            return self._reply(handler, 413 if size > MAX_BODY else 400,
+                               {"detail": f"a body is at most {MAX_BODY} bytes, with its Content-Length"})
+        query = parse_qs(parsed.query)
+        record = {"method": handler.command, "path": parsed.path, "query": query,
                   "auth": handler.headers.get("Authorization")}
         self.requests.append(record)
-        if parsed.path.startswith("/upload/") and handler.command == "PUT":
+        signed = hmac.compare_digest(query.get("signature", [""])[0], self._signature(parsed.path))
+        keyed = hmac.compare_digest(handler.headers.get("Authorization") or "", f"Bearer {self.api_key}")
+        if not (keyed or signed or self._public(parsed.path)):
+            handler.close_connection = True
+            return self._reply(handler, 401, {"detail": "unauthorized"})
+        raw = handler.rfile.read(size) if size else b""
+        if parsed.path.startswith("/upload/") and handler.command == "PUT" and signed:
             self.uploads[parsed.path.removeprefix("/upload/")] = raw
             return self._reply(handler, 200, {})
-        if parsed.path.startswith("/files/") and handler.command in ("GET", "HEAD"):
+        if parsed.path.startswith("/files/") and handler.command in ("GET", "HEAD") and signed:
             body = self.wheels.get(parsed.path.removeprefix("/files/"))
             return self._reply(handler, 200, body) if body else self._reply(handler, 404, {"detail": "no file"})
-        if handler.headers.get("Authorization") != f"Bearer {self.api_key}" and not self._public(parsed.path):
+        if not (keyed or self._public(parsed.path)):  # a signature opens its own file, nothing else
             return self._reply(handler, 401, {"detail": "unauthorized"})
-        body = json.loads(raw) if raw else None
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            return self._reply(handler, 400, {"detail": "the body is not JSON"})
         record["body"] = body
         if parsed.path in self.broken:
             return self._reply(handler, 500, {"detail": "Internal Server Error"})
@@ -435,7 +471,7 @@ class PrimeAPI:
                 entry.update(version=body.get("semantic_version"), hash=body["content_hash"],
                              runtime_hint=body.get("runtime_hint"))
         key = "wheel_id" if body["filename"].endswith(".whl") else "version_id"
-        return 200, {"data": {key: token, "upload_url": f"{self.url}/upload/{token}"}}
+        return 200, {"data": {key: token, "upload_url": self.signed(f"/upload/{token}")}}
 
     def _finalize(self, **_: Any) -> tuple[int, Any]:
         return 200, {"data": {"success": True}}

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tools.io import files
 from tools.secrets import redact, redacted
 
 SCHEMA = """
@@ -49,10 +50,11 @@ class Store:
     """One SQLite database under rlpilot's home, shared by every session and surface."""
 
     def __init__(self, home: Path):
-        home.mkdir(parents=True, exist_ok=True)
+        files.make_dirs(home, private=True)
         self.path = home / "sessions.sqlite3"
         self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
+        files.private_file(self.path)
         # NORMAL under WAL survives a crash of rlpilot (only power loss can drop the last commits),
         # and spares an fsync on every row.
         self.db.execute("PRAGMA synchronous=NORMAL")

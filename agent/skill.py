@@ -6,6 +6,10 @@ commands now fail. The skill written here is the chat's own playbook (prompts/sy
 copy), the stack as `stack` found it, and the command of each tool the playbook names; every
 command in it is checked before it is shown: rlpilot's against its own parser, prime's (and uv's,
 vf-*'s) against the installed program's `--help`. `--check FILE` runs that check on any skill.
+
+A skill is data: checking one runs nothing it names. Only the programs in PROGRAMS are asked for their
+`--help` (never with the arguments a `run` would hand on), a `uv run X` of another program is judged by
+prime-rl's table of scripts, and anything else is "unchecked". `--write` never writes through a symlink.
 """
 
 from __future__ import annotations
@@ -14,12 +18,16 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import re
 import shlex
 import sys
 from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
+
+from tools.errors import BadInput
+from tools.io import files
 
 NAME = "train-with-environments"  # the seed's name, so that this one takes its place
 LAYOUTS = {
@@ -32,7 +40,7 @@ DESCRIPTION = ("Train models with RL on verifiers environments, on Hosted Traini
                "smoke-eval and judge an environment, publish it, check and tune a config, launch, watch and "
                "diagnose a run, and write the four-part report. Use when asked to configure, run or debug RL "
                "training on environments.")
-# Programs whose commands a skill names and this check can judge.
+# Programs whose commands a skill names and this check can judge: the only ones it runs (with --help).
 PROGRAMS = ("rlpilot", "prime", "uv", "vf-eval", "vf-init", "vf-validate")
 # What replaced a command that is gone (research/verifiers-prime.md sections 1 and 5; DESIGN.md "The one idea").
 INSTEAD = {
@@ -58,6 +66,8 @@ class Verdict:
             f"\n          instead: {self.instead}" if self.instead else "")
 
 
+_NOT_KNOWN = ("rlpilot checks only commands of " + ", ".join(PROGRAMS) + "; it runs nothing else a skill names, "
+              "so `{}` is not judged")
 _FENCE = re.compile(r"```([\w-]*)(.*?)```", re.S)
 # Where a second command starts on a line (a skill flattened onto one line still names each one).
 _NEXT = re.compile(r"(?<!install )(?<!run )(?<![\w/.-])(?=(?:" + "|".join(map(re.escape, PROGRAMS)) + ") )")
@@ -105,13 +115,17 @@ class Checker:
         except ValueError as error:
             return Verdict(command, line, "unchecked", f"cannot read it ({error})")
         instead = next((text for prefix, text in INSTEAD.items() if tuple(argv[:len(prefix)]) == prefix), "")
+        if not argv:
+            return Verdict(command, line, "unchecked", "no command")
         if argv[:2] == ["uv", "run"] and len(argv) > 2:
             argv = argv[2:]
             status, why = self._rlpilot(argv) if argv[0] == "rlpilot" else self._script(argv)
         elif argv[0] == "rlpilot":
             status, why = self._rlpilot(argv)
-        else:
+        elif argv[0] in PROGRAMS:
             status, why = self._by_help(argv)
+        else:
+            status, why = "unchecked", _NOT_KNOWN.format(argv[0])
         return Verdict(command, line, status, why, instead if status != "ok" else "")
 
     def _help(self, argv: list[str]) -> tuple[int, str]:
@@ -152,11 +166,10 @@ class Checker:
         return ("gone", "; ".join(problems)) if problems else ("ok", "")
 
     def _script(self, argv: list[str]) -> tuple[str, str]:
-        """`uv run X`: X from the workspace's environment, or a script of the prime-rl checkout."""
-        from tools import process
+        """`uv run X`: one of PROGRAMS by its help, else a script of the prime-rl checkout (never run)."""
         from tools.installed import find_prime_rl
 
-        if process.which(argv[0], self.environ):
+        if argv[0] in PROGRAMS:
             return self._by_help(argv)
         checkout = find_prime_rl(None, self.workspace, self.environ)
         if checkout is None:
@@ -164,7 +177,7 @@ class Checker:
                                  "is here to check it against")
         import tomllib
 
-        scripts = tomllib.loads((Path(checkout.path) / "pyproject.toml").read_text()).get(
+        scripts = tomllib.loads(files.read_text_bounded(Path(checkout.path) / "pyproject.toml")).get(
             "project", {}).get("scripts", {})
         if argv[0] in scripts:
             return "ok", ""
@@ -210,11 +223,15 @@ class Checker:
 
 
 def _leading_words(argv: list[str]) -> list[str]:
+    """The subcommand words: up to the first flag, and never past `run`, whose next word is a program
+    that `--help` would be handed to (`uv tool run X --help` runs X)."""
     words = []
     for word in argv:
         if word.startswith("-"):
             break
         words.append(word)
+        if word in ("run", "exec", "x"):
+            break
     return words
 
 
@@ -310,7 +327,12 @@ def main(argv: list[str] | None = None) -> int:
               + "\n".join(v.text() for v in gone), file=sys.stderr)
         return 1
     target = workspace / LAYOUTS[options.layout]
-    exists = target.is_file() and target.read_text() != text
+    try:
+        files.no_link(target)  # dangling or not: writing would create or change the file it points to
+        exists = os.path.lexists(target) and files.read_text_bounded(target, root=workspace) != text
+    except BadInput as error:
+        print(f"rlpilot skill: {error.one_line()}", file=sys.stderr)
+        return 1
     if options.as_json:
         print(json.dumps({"path": str(target), "text": text, "written": options.write and (not exists or
                                                                                            options.force)}))
@@ -322,17 +344,20 @@ def main(argv: list[str] | None = None) -> int:
     if exists and not options.force:
         print(f"rlpilot skill: {target} exists and differs; `--force` replaces it", file=sys.stderr)
         return 1
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
+    try:
+        files.write_text(target, text, root=workspace)
+    except BadInput as error:  # a symlink there, dangling or not, or a folder that leads out
+        print(f"rlpilot skill: {error.one_line()}", file=sys.stderr)
+        return 1
     print(f"rlpilot skill: wrote {target}", file=sys.stderr)
     return 0
 
 
 def _check(path: Path, workspace: Path, as_json: bool) -> int:
     try:
-        text = path.read_text()
-    except OSError as error:
-        print(f"rlpilot skill: cannot read {path}: {error.strerror}", file=sys.stderr)
+        text = files.read_text_bounded(path)
+    except BadInput as error:
+        print(f"rlpilot skill: {error.one_line()}", file=sys.stderr)
         return 2
     verdicts = check_text(text, workspace)
     gone = [v for v in verdicts if v.status == "gone"]

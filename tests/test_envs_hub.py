@@ -171,7 +171,7 @@ def test_install_a_hub_environment_served_by_the_stand_in(workspace, monkeypatch
     with PrimeAPI() as api:
         api.wheels[wheel.name] = wheel.read_bytes()
         api.environments["tester/echo-env"] = {"id": "env_1", "visibility": "PUBLIC", "version": "0.1.0",
-                                               "hash": "abc", "wheel_url": f"{api.url}/files/{wheel.name}"}
+                                               "hash": "abc", "wheel_url": api.file_url(wheel.name)}
         env = prime_env(tmp_path / "home", api)
         del env["UV_OFFLINE"]  # uv must download the wheel from the stand-in; NO_PROXY keeps that on loopback
         use_env(monkeypatch, env)

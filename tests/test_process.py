@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -12,6 +13,8 @@ import pytest
 from tools import process
 from tools.errors import BadInput
 from tools.secrets import MASK
+
+_ENV = process.minimal_environment()
 
 
 def _alive(pid: int) -> bool:
@@ -38,7 +41,7 @@ print("started", flush=True)
 time.sleep(600)
 """
     started = time.monotonic()
-    result = process.run(_python(code), timeout=2)
+    result = process.run(_python(code), env=_ENV, timeout=2)
     assert result.timed_out and not result.ok
     assert result.stdout_tail == ["started"]
     assert time.monotonic() - started < 20
@@ -50,7 +53,7 @@ time.sleep(600)
 
 
 def test_stdin_is_closed_so_a_prompt_cannot_hang():
-    result = process.run(_python("name = input('username: ')"), timeout=20)
+    result = process.run(_python("name = input('username: ')"), env=_ENV, timeout=20)
     assert not result.timed_out
     assert result.returncode != 0
     assert "EOFError" in result.stderr
@@ -73,7 +76,7 @@ print("done", flush=True)
         if line == "ready":
             go.touch()
 
-    result = process.run(_python(code), timeout=20, on_line=on_line)
+    result = process.run(_python(code), env=_ENV, timeout=20, on_line=on_line)
     assert result.ok
     assert seen == [("stdout", "ready"), ("stdout", "done")]
 
@@ -98,7 +101,7 @@ def test_secrets_are_redacted_from_output_tails_callbacks_and_argv():
 
 
 def test_exit_code_and_tail_are_kept():
-    result = process.run(_python("import sys\nfor i in range(1000): print(i)\nsys.exit(3)"),
+    result = process.run(_python("import sys\nfor i in range(1000): print(i)\nsys.exit(3)"), env=_ENV,
                          timeout=20, keep_lines=10)
     assert result.returncode == 3 and not result.ok
     assert result.stdout_tail == [str(i) for i in range(990, 1000)]
@@ -106,7 +109,7 @@ def test_exit_code_and_tail_are_kept():
 
 def test_a_missing_program_is_bad_input():
     with pytest.raises(BadInput) as raised:
-        process.run(["rlpilot-no-such-program"], timeout=5)
+        process.run(["rlpilot-no-such-program"], env=_ENV, timeout=5)
     assert raised.value.code == "program-not-found"
 
 
@@ -119,9 +122,22 @@ def test_an_interrupted_run_leaves_nothing_running(tmp_path):
         raise KeyboardInterrupt  # what Ctrl-C raises in the main thread while a tool runs
 
     with pytest.raises(KeyboardInterrupt):
-        process.run(_python(code), timeout=60, on_line=interrupt)
+        process.run(_python(code), env=_ENV, timeout=60, on_line=interrupt)
     child = int(pid_file.read_text())
     deadline = time.monotonic() + 5
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child)
+
+
+def test_a_program_gets_only_the_environment_it_is_given(monkeypatch):
+    """The minimal environment carries none of the person's: no key, no HOME (so no saved login)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-person-0123456789abcdef")
+    monkeypatch.setenv("HOME", "/home/person")
+    code = "import os, json; print(json.dumps(sorted(os.environ)))"
+    result = process.run(_python(code), env=process.minimal_environment({"ONLY_THIS": "1"}), timeout=20)
+    names = set(json.loads(result.stdout))
+    assert "OPENAI_API_KEY" not in names and "HOME" not in names
+    assert "ONLY_THIS" in names and "PATH" in names
+    with pytest.raises(TypeError):  # no default: every caller chooses the environment
+        process.run(_python("pass"), timeout=5)  # type: ignore[call-arg]

@@ -1,6 +1,11 @@
-"""Redaction of secrets from anything rlpilot stores, shows or sends to a model.
+"""Redaction of secrets, and neutralisation of control sequences, in anything rlpilot stores, shows or
+sends to a model.
 
-`redact(text)` is the one function every output passes through. It masks, in this order:
+`redact(text)` is the one function every output passes through (the loop's events, MCP results, the
+CLI's output, Slack posts). It first makes control characters visible (`neutralise`): text from tools
+(an eval completion, a log, a README, a metric name) may carry terminal escapes, such as OSC 52,
+which sets the clipboard, or CSI 3J, which wipes the scrollback; none reaches a terminal, Slack or an
+MCP client as a control. Then it masks, in this order:
 1. the values of the user's secret-looking environment variables (`*_TOKEN`, `*_KEY`, `*_PAT`,
    `*_SECRET`, `*_PASSWORD`, `STRIPE_PK`, ...), whatever they look like;
 2. shapes of secrets found by detect-secrets' regex plugins (GitHub, AWS, JWT, `user:pw@` in
@@ -118,8 +123,29 @@ def _longest_first(values: frozenset[str]) -> tuple[str, ...]:
     return tuple(sorted(values, key=len, reverse=True))
 
 
+# C0 controls but tab and newline, DEL, and the C1 controls (U+009B is a one-character CSI); also the
+# JSON spelling of ESC and CSI, for text that is JSON and is decoded again after (an MCP result).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|\\u00(?:0[0-8bB]|0[c-fC-F]|1[0-9a-fA-F]|7[fF]|[89][0-9a-fA-F])")
+
+
+def _visible(match: re.Match[str]) -> str:
+    found = match.group()
+    code = int(found[2:], 16) if len(found) > 1 else ord(found)  # `\u001b` in JSON text, or the character
+    return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+
+def neutralise(text: str) -> str:
+    """`text` with every control character but tab and newline shown as a symbol (ESC as U+241B), so an
+    escape sequence in it is printed, never obeyed. A carriage return before a newline goes."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(_visible, text.replace("\r\n", "\n"))
+
+
 def redact(text: str, *, environ: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> str:
-    """`text` with every secret masked: the environment's (os.environ by default), `extra`, and shapes."""
+    """`text` neutralised, with every secret masked: the environment's (os.environ by default), `extra`,
+    and shapes."""
+    text = neutralise(text)
     values = secret_values(environ)
     if extra:
         values = _longest_first(frozenset(values).union(v for v in extra if len(v) >= _MIN_VALUE_LENGTH))

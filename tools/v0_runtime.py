@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import shutil
 import sys
 import time
 import tomllib
@@ -27,6 +26,7 @@ from packaging.version import Version
 from tools import process
 from tools.env_source import Grammar, base_name, module_file, parse
 from tools.errors import ToolError
+from tools.io import files
 from tools.workspace import rlpilot_home
 
 V0_REQUIREMENT = "verifiers<0.4"
@@ -149,7 +149,7 @@ def ensure_runtime(env_dir: Path, workspace: Path, environ: Mapping[str, str], c
     python = venv / "bin" / "python"
     ready = venv / ".rlpilot-ready"
     if ready.is_file() and python.exists():
-        ready.touch()  # in use: a newer runtime of the same folder leaves it alone for a while
+        files.touch(ready)  # in use: a newer runtime of the same folder leaves it alone for a while
         return python
     uv = process.which("uv", dict(environ)) or "uv"
     steps = [[uv, "venv", "--quiet", "--clear", "--python", sys.executable, str(venv)],
@@ -165,8 +165,8 @@ def ensure_runtime(env_dir: Path, workspace: Path, environ: Mapping[str, str], c
                             f"{V0_REQUIREMENT} runtime for it in {venv}: `{' '.join(argv[:3])} ...` failed: {why}",
                             ("uv needs the package index (or a cache holding verifiers<0.4) once; connect and run "
                              "again, or " if offline else "fix the environment's dependencies, or ") + v0_options(name))
-    (venv / SOURCE_MARK).write_text(str(env_dir.resolve()))
-    ready.write_text(time.strftime("%Y-%m-%dT%H:%M:%S"))
+    files.write_text(venv / SOURCE_MARK, str(env_dir.resolve()))
+    files.write_text(ready, time.strftime("%Y-%m-%dT%H:%M:%S"))
     _remove_replaced_runtimes(venv, env_dir)
     return python
 
@@ -183,6 +183,6 @@ def _remove_replaced_runtimes(current: Path, env_dir: Path) -> None:
         except OSError:
             continue
         if replaced and idle > RUNTIME_GRACE_S:
-            shutil.rmtree(other, ignore_errors=True)
+            files.remove(other, best_effort=True)
 
 

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -52,6 +51,7 @@ from tools.catalog import Effect
 from tools.contract import Context, Event, Tool
 from tools.diagnose.plot import PlotInput, plot_metrics
 from tools.errors import BadInput, ToolError
+from tools.io import files
 from tools.secrets import redact, redactor
 from tools.workspace import rlpilot_home
 
@@ -144,7 +144,7 @@ class SlackBot:
 
     def upload_curves(self, channel: str, thread_ts: str, source: Path) -> None:
         """A run's curves as a PNG in the thread; a run that cannot be drawn gets the text plots only."""
-        with tempfile.TemporaryDirectory() as folder:
+        with files.scratch_dir(prefix="rlpilot-curves-") as folder:
             try:
                 drawn = plot_metrics(PlotInput(source=source, output=Path(folder) / "curves.png"),
                                      Context(workspace=self.workspace))

@@ -16,13 +16,14 @@ from __future__ import annotations
 import functools
 import gzip
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tools.configs.document import is_table_array
 from tools.eras import Dialect, Kind
+from tools.errors import ToolError
+from tools.io import process
 
 _FILE = Path(__file__).with_name("prime_rl_history.json.gz")
 # A kind's keys sit in the table of this kind (an overlay is its base's; the rest are their own).
@@ -143,13 +144,13 @@ def _commit_index(file: Path) -> int | None:
 @functools.lru_cache(maxsize=64)
 def _dated(name: str, _mtime: int) -> int | None:
     file = Path(name)
-    try:
-        done = subprocess.run(["git", "log", "-1", "--format=%cs", "--", file.name], cwd=file.parent,
-                              capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
+    try:  # git needs none of the person's keys to date a file
+        done = process.run(["git", "log", "-1", "--format=%cs", "--", file.name], cwd=file.parent,
+                           env=process.minimal_environment(), timeout=5)
+    except (OSError, ToolError):
         return None
     date = done.stdout.strip()
-    if done.returncode or not date:
+    if not done.ok or not date:
         return None
     before = [i for i, (_, d) in enumerate(commits()) if d <= date]
     return before[-1] if before else None

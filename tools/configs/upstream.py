@@ -22,7 +22,8 @@ from tools.configs.detect import Detection, base_kind, stack
 from tools.configs.document import line_of, load
 from tools.eras import Kind
 from tools.findings import Finding
-from tools.process import run, which
+from tools.io import files
+from tools.process import person_environment, run, which
 
 REPOSITORY = "https://github.com/PrimeIntellect-ai/prime-rl.git"
 INSTALL_TIMEOUT_S = 900.0
@@ -78,12 +79,12 @@ def from_ref(ref: str, home: Path) -> Schema | str:
         uv = which("uv")
         if uv is None:
             return "uv is not on PATH: it installs prime-rl-configs for --schema REF"
-        folder.mkdir(parents=True, exist_ok=True)
+        files.make_dirs(folder)
         for argv in install_argv(ref, folder, uv):
-            done = run(argv, timeout=INSTALL_TIMEOUT_S)
+            done = run(argv, env=person_environment(), timeout=INSTALL_TIMEOUT_S)
             if not done.ok:
                 return f"could not install prime-rl-configs at {ref}: {done.last_lines(2)}"
-        (folder / "installed").write_text(ref + "\n")
+        files.write_text(folder / "installed", ref + "\n")
         site = next(iter(sorted(folder.glob("venv/lib/python*/site-packages"))), None)
     return Schema(str(python), site or folder, f"prime-rl-configs at {ref}")
 

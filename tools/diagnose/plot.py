@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from tools.contract import Arg, Context, ToolResult
 from tools.errors import BadInput
+from tools.io import files
 
 # The curves worth a glance, in the order the playbook looks at them.
 MAIN_CURVES = ("reward_mean", "reward_std", "entropy", "response_length", "truncated_frac", "mismatch_kl",
@@ -84,7 +85,7 @@ def plot_metrics(args: PlotInput, ctx: Context) -> PlotResult:
                        "plot a run that has reported at least two steps")
     output = ctx.resolve(args.output)
     _may_replace(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
+    files.make_dirs(output.parent)
     primary, findings = judge(run, None)
     marks = None
     if primary is not None:
@@ -136,7 +137,7 @@ def _write(output: Path, data: bytes, ctx: Context) -> None:
     refuse_read_only(output)
     if output.exists():
         backups = rlpilot_home(ctx.workspace) / "plot-backups"
-        backups.mkdir(parents=True, exist_ok=True)
+        files.make_dirs(backups, private=True)
         atomic_write(backups / f"{output.stem}-{time.time_ns()}.png", output.read_bytes())
     atomic_write(output, data)
 

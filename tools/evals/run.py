@@ -49,6 +49,7 @@ from tools.evals.results import (
     stream_chunks,
 )
 from tools.evals.summarize import EvalSummary, summarize_run
+from tools.io import files
 from tools.prime_runner import cli_args, find_prime, prime_environment, raise_known_failure
 from tools.stack import HOW_TO_GET, StackInput, StackResult, stack_info
 from tools.v0_runtime import V0_REQUIREMENT, detect, ensure_runtime, runtime_dir, v0_message, v0_options
@@ -638,7 +639,6 @@ def _fetch_hosted_samples(result: EvalRunResult, prime: str, folder: Path, envir
             for i, s in enumerate(samples) if isinstance(s, dict)]
     if not rows:
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / LEGACY_RESULTS).write_text("".join(json.dumps(row) + "\n" for row in rows))
-    (folder / LEGACY_METADATA).write_text(json.dumps({"env_id": result.env, "model": result.model,
+    files.write_text(folder / LEGACY_RESULTS, "".join(json.dumps(row) + "\n" for row in rows))
+    files.write_text(folder / LEGACY_METADATA, json.dumps({"env_id": result.env, "model": result.model,
                                                       "evaluation_id": result.evaluation_id}))

@@ -31,6 +31,7 @@ from tools.contract import Context
 from tools.eras import Dialect
 from tools.errors import ToolError
 from tools.findings import Finding
+from tools.io import files
 from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_environment, prime_login, run_prime
 from tools.process import LineCallback, ProcessResult
 from tools.training import records
@@ -203,9 +204,9 @@ def fetch_metrics(run: str, ctx: Context, dest: Path) -> Path:
 
     Written line by line as it arrives: a long run's metrics are far longer than the kept tail.
     """
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    files.make_dirs(dest.parent)
     partial = dest.with_suffix(".partial")
-    with partial.open("w", encoding="utf-8") as handle:
+    with files.open_write(partial) as handle:
         _followed(metrics_argv(run), run, ctx, f"reading the metrics of {run}",
                   on_line=lambda stream, line: handle.write(line + "\n") if stream == "stdout" else None)
     with partial.open(encoding="utf-8", errors="replace") as handle:

@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import time
 import uuid
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from tools.contract import Context
 from tools.errors import ToolError
 from tools.findings import Finding
 from tools.installed import Package, PrimeRL
+from tools.io import files
 from tools.stack import GPU, HOW_TO_GET, StackInput, StackResult, stack_info
 from tools.training import records
 from tools.training.plan import (
@@ -95,7 +95,7 @@ def local_where(stack: StackResult) -> str:
 def _dry_run(plan: LaunchPlan, stack: StackResult, config: Path) -> list[Finding]:
     assert stack.prime_rl is not None and stack.uv is not None
     confirmed = Path(plan.snapshot or config)  # the bytes the person said yes to
-    with tempfile.TemporaryDirectory(prefix="rlpilot-dry-run-") as scratch:
+    with files.scratch_dir(prefix="rlpilot-dry-run-") as scratch:
         dry = process.run(run_argv(stack.uv.path, confirmed, Path(scratch), dry_run=True),
                           cwd=Path(stack.prime_rl.path), env=child_environment(), timeout=DRY_RUN_TIMEOUT)
     if dry.ok:
@@ -166,7 +166,7 @@ def _start(plan: LaunchPlan, problems: list[Finding], stack: StackResult, ctx: C
     assert stack.prime_rl is not None and stack.uv is not None
     run_id = f"local-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
     folder = records.run_dir(ctx.workspace, run_id)
-    (folder / "outputs").mkdir(parents=True)
+    files.make_dirs(folder / "outputs", private=True)
     argv = run_argv(stack.uv.path, Path(plan.snapshot or plan.config), folder / "outputs")
     plan.command = argv
     pid = spawn(argv, Path(stack.prime_rl.path), folder, run_id)

@@ -21,6 +21,7 @@ from tools.contract import Arg, Context, ToolResult
 from tools.eras import Dialect, Target
 from tools.errors import ToolError
 from tools.findings import Finding, errors, render
+from tools.io import files
 from tools.v0_training import v0_training_findings
 from tools.workspace import rlpilot_home
 
@@ -160,9 +161,7 @@ def read_plan(args: LaunchInput, ctx: Context, target: Target,
 def _snapshot(path: Path, text: str, digest: str, ctx: Context) -> Path:
     """The confirmed bytes, kept: what runs is this copy, whatever happens to the file afterwards."""
     folder = rlpilot_home(ctx.workspace) / "launches"
-    folder.mkdir(parents=True, exist_ok=True)
-    snapshot = folder / f"{path.stem}-{digest[:12]}.toml"
-    snapshot.write_text(text)
+    snapshot = files.write_text(folder / f"{path.stem}-{digest[:12]}.toml", text, private=True)
     return snapshot
 
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from tools.eras import Target
 from tools.errors import BadInput, ToolError
+from tools.io import files
 from tools.workspace import rlpilot_home
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -69,12 +70,7 @@ def outputs(record: RunRecord, workspace: Path | None = None) -> Path:
 
 def save(workspace: Path, record: RunRecord) -> Path:
     folder = run_dir(workspace, record.id)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "record.json"
-    partial = path.with_suffix(".json.tmp")
-    partial.write_text(record.model_dump_json(indent=2))
-    partial.replace(path)  # a reader never sees half a record
-    return path
+    return files.write_text(folder / "record.json", record.model_dump_json(indent=2), private=True)  # atomic
 
 
 def load(workspace: Path, run: str) -> RunRecord | None:

@@ -24,6 +24,7 @@ from tools import process
 from tools.contract import Arg, Context, ToolResult
 from tools.errors import ToolError
 from tools.evals.run import EvalRunInput, EvalRunResult, eval_run
+from tools.io import files
 from tools.stack import StackInput, stack_info
 from tools.training import local
 from tools.workspace import rlpilot_home, search_path, workspace_interpreter
@@ -88,7 +89,7 @@ def train_eval(args: CheckpointEvalInput, ctx: Context) -> CheckpointEvalResult:
                        stack.prime_rl is not None)
     cwd = Path(stack.prime_rl.path) if stack.prime_rl and argv[1:3] == ["run", "inference"] else ctx.workspace
     folder = rlpilot_home(ctx.workspace) / "serve" / f"serve-{uuid.uuid4().hex[:8]}"
-    folder.mkdir(parents=True)
+    files.make_dirs(folder, private=True)
     base_url = f"http://127.0.0.1:{port}/v1"
     started = time.monotonic()
     pid = local.spawn(argv, cwd, folder, folder.name)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import time
 import uuid
 from collections.abc import Mapping
@@ -30,6 +29,7 @@ from tools.contract import Context
 from tools.errors import ToolError
 from tools.findings import Finding
 from tools.installed import cli_version, find_prime_rl
+from tools.io import files
 from tools.prime_runner import prime_environment
 from tools.training import records
 from tools.training.local import DRY_RUN_TIMEOUT, checkout_problems, child_environment, run_argv
@@ -235,7 +235,7 @@ def _filesystem(path: Path) -> str:
 
 def _render(uv: str, config: Path, checkout: Path) -> tuple[str | None, Finding | None]:
     """The sbatch script prime-rl writes for this config, from a dry run in a scratch folder."""
-    with tempfile.TemporaryDirectory(prefix="rlpilot-slurm-dry-run-") as scratch:
+    with files.scratch_dir(prefix="rlpilot-slurm-dry-run-") as scratch:
         dry = process.run(run_argv(uv, config, Path(scratch), dry_run=True), cwd=checkout,
                           env=child_environment(), timeout=DRY_RUN_TIMEOUT)
         scripts = sorted(Path(scratch).glob("**/*.sbatch"), key=lambda p: p.stat().st_mtime)
@@ -251,13 +251,13 @@ def _submit(config: str, request: SlurmRequest, uv: str, checkout: Path, ctx: Co
         -> records.RunRecord:
     run_id = f"slurm-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
     folder = records.run_dir(ctx.workspace, run_id)
-    folder.mkdir(parents=True)
+    files.make_dirs(folder, private=True)
     output = output_folder(data, checkout, ctx.workspace, run_id)
-    output.mkdir(parents=True, exist_ok=True)
+    files.make_dirs(output)
     request.output_dir = str(output)
     argv = run_argv(uv, Path(config), output)
     submitted = process.run(argv, cwd=checkout, env=child_environment(), timeout=DRY_RUN_TIMEOUT)
-    (folder / "submit.log").write_text("\n".join(submitted.stdout_tail + submitted.stderr_tail) + "\n")
+    files.write_text(folder / "submit.log", "\n".join(submitted.stdout_tail + submitted.stderr_tail) + "\n")
     job = SUBMITTED.search(submitted.stdout + "\n" + submitted.stderr)
     if not submitted.ok or not job:
         raise ToolError("submit-failed", f"`uv run rl @ {Path(config).name}` did not submit a job: "
@@ -357,7 +357,7 @@ def stop(record: records.RunRecord, workspace: Path) -> JobState:
     current = job_state(record.job_id)
     if not current.active:
         return current
-    cancelled = process.run([scancel, record.job_id], timeout=SLURM_TIMEOUT)
+    cancelled = process.run([scancel, record.job_id], env=process.person_environment(), timeout=SLURM_TIMEOUT)
     if not cancelled.ok:
         raise ToolError("stop-failed", f"scancel {record.job_id} failed: {cancelled.last_lines()}",
                         f"try `scancel {record.job_id}` yourself")

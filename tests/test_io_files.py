@@ -1,0 +1,71 @@
+"""The files door (tools/io/files.py): writes never go through a symlink or out of their root."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from tools.errors import BadInput
+from tools.io import files
+
+
+def test_a_write_replaces_a_file_whole_and_keeps_its_mode(tmp_path: Path) -> None:
+    target = tmp_path / "config.toml"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    files.write_text(target, "new\n")
+    assert target.read_text() == "new\n" and stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]  # no temporary file left
+
+
+def test_a_write_refuses_a_symlink_and_a_folder_that_leads_out_of_its_root(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "dangling").symlink_to(outside / "made")
+    with pytest.raises(BadInput, match="symlink"):
+        files.write_text(root / "dangling", "x")
+    with pytest.raises(BadInput, match="symlink"):
+        files.open_write(root / "dangling")
+    (root / "out").symlink_to(outside)
+    with pytest.raises(BadInput, match="outside"):
+        files.write_text(root / "out" / "made", "x", root=root)
+    assert list(outside.iterdir()) == []
+
+
+def test_a_copy_takes_folders_and_regular_files_only(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    (source / "sub").mkdir(parents=True)
+    (source / "sub" / "a.txt").write_text("a")
+    files.copy_tree(source, tmp_path / "copy")
+    assert (tmp_path / "copy" / "sub" / "a.txt").read_text() == "a"
+    (source / "sub" / "link").symlink_to(tmp_path)
+    with pytest.raises(BadInput, match="symlink"):
+        files.copy_tree(source, tmp_path / "copy2")
+    assert not (tmp_path / "copy2").exists()
+
+
+def test_removing_a_link_or_a_folder_holding_one_never_touches_what_it_points_to(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "file").write_text("x")
+    (tmp_path / "link").symlink_to(kept)
+    files.remove(tmp_path / "link")
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "inner").symlink_to(kept)
+    files.remove(tmp_path / "tree")
+    files.remove(tmp_path / "never-was")
+    assert (kept / "file").read_text() == "x" and not os.path.lexists(tmp_path / "tree")
+
+
+def test_a_read_inside_a_root_refuses_dot_dot_absolute_and_links_out(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "secret").write_text("s")
+    (root / "link").symlink_to(tmp_path / "secret")
+    for name in ("../secret", str(tmp_path / "secret"), "link"):
+        with pytest.raises(BadInput, match="outside"):
+            files.read_text_bounded(root / name, root=root)

@@ -1,0 +1,12 @@
+"""The doors: the only modules in rlpilot that touch files, start programs or speak HTTP.
+
+- files.py: reads (bounded, regular files only), writes (atomic, never through a symlink, confined to
+  a root when given), copies (folders and regular files only), deletes; rlpilot's own state private.
+- process.py: every program rlpilot starts (argv only, closed stdin, timeout, redacted output), each with
+  an environment built here on purpose: a minimal one by default, the person's only for what they
+  confirmed.
+- http.py: every HTTP client for models and the platform, each with connect, idle-read and overall
+  deadlines; OpenAI clients are built only there.
+
+tests/test_doors.py fails any module elsewhere in agent/ or tools/ that does one of these itself.
+"""

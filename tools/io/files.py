@@ -1,0 +1,336 @@
+"""The files door: every read, write, copy and delete of rlpilot's goes through here.
+
+Reads (DESIGN.md, "Where tools may read and write") are bounded. Regular files only: a device
+(`/dev/zero`), a FIFO or a socket is refused before anything is read from it, and opened without
+blocking, so a FIFO with no writer cannot hang a check. A config is read whole up to
+`CONFIG_LIMIT`; metrics, logs and traces are streamed line by line, with `LINE_LIMIT` on one
+line's length.
+
+Writes are atomic (a temporary file beside the target, then a rename) and never go through a
+symlink: a target that is a symlink, dangling or not, is refused, and so is one whose folder
+resolves outside `root` when a root is given. A copy takes folders and regular files only, and
+refuses a symlink anywhere in the source. rlpilot's own state (`private=True`: sessions, run
+records, runtimes) is made 0700 for folders and 0600 for files whatever the umask, so another
+user of the machine reads none of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import secrets
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from tools.errors import BadInput
+
+MiB = 1 << 20
+# Real training configs are a few KiB; the largest in the corpus of published prime-rl configs is
+# under 20 KiB. 8 MiB keeps any hand-written config readable while refusing a data file.
+CONFIG_LIMIT = 8 * MiB
+# One eval episode with its whole message graph, or one metrics row; a longer line is not data.
+LINE_LIMIT = 64 * MiB
+
+
+def real_path(path: Path) -> Path:
+    """`path` with its symlinks resolved; a symlink loop is bad input, not a crash."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as error:  # Python 3.11-3.12 raise RuntimeError on a loop, 3.13 OSError
+        raise BadInput("symlink-loop", f"{path}: cannot be resolved ({error})",
+                       "the path is a symlink that points back at itself; fix or remove the link") from None
+
+
+def _describe(size: int) -> str:
+    return f"{size / MiB:g} MiB" if size >= MiB else f"{size} bytes"
+
+
+def inside(path: Path, root: Path) -> Path:
+    """`path` with every symlink resolved, checked to lie inside `root`: a file named `../x`, an absolute
+    path or a link out of the folder is refused."""
+    resolved, top = real_path(Path(path)), real_path(Path(root))
+    if resolved != top and top not in resolved.parents:
+        raise BadInput("outside-root", f"{path} is outside {root} (it resolves to {resolved})",
+                       f"name a file inside {root}; symlinks out of it are not followed")
+    return resolved
+
+
+def open_regular(path: Path, root: Path | None = None) -> IO[bytes]:
+    """`path` opened for binary reading, once it is known to be a regular file (inside `root`, if given)."""
+    if root is not None:
+        path = inside(path, root)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise BadInput("no-such-file", f"{path}: no such file", "check the path") from None
+    except IsADirectoryError:
+        raise BadInput("is-a-directory", f"{path} is a directory, not a file", "pass the file itself") from None
+    except OSError as error:
+        raise BadInput("unreadable", f"{path}: cannot be read ({error.strerror})",
+                       "check the path and its permissions") from None
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "not a regular file")
+        raise BadInput("not-a-regular-file", f"{path} is {kind}, not a regular file",
+                       "rlpilot reads regular files only; pass the file itself")
+    return os.fdopen(descriptor, "rb")
+
+
+def read_bytes_bounded(path: Path, limit: int = CONFIG_LIMIT, root: Path | None = None) -> bytes:
+    """The whole of a regular file of at most `limit` bytes; a larger one is refused, naming the limit."""
+    with open_regular(path, root) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        data = handle.read(limit + 1) if size <= limit else b""
+    if size > limit or len(data) > limit:
+        raise BadInput("file-too-large", f"{path} is {_describe(max(size, len(data)))}, over the "
+                       f"{_describe(limit)} rlpilot reads whole", "pass the config file itself, not a data file")
+    return data
+
+
+def read_text_bounded(path: Path, limit: int = CONFIG_LIMIT, root: Path | None = None) -> str:
+    """Like `read_bytes_bounded`, decoded as UTF-8 (undecodable bytes replaced)."""
+    return read_bytes_bounded(path, limit, root).decode("utf-8", errors="replace")
+
+
+class BoundedLines:
+    """A regular file read line by line, refusing a line longer than `limit` (naming file and line).
+
+    Iterating gives the lines (bytes, or text with `text=True`); `read(n)` reads on as a file would,
+    for readers that look at the head first or decode a stream in chunks.
+    """
+
+    def __init__(self, path: Path, *, text: bool = False, limit: int = LINE_LIMIT):
+        self.path = path
+        self.limit = limit
+        self.number = 0
+        raw: IO[bytes] = open_regular(path)
+        self._damage: type[Exception] | None = None
+        if path.name.endswith(".zst"):
+            import zstandard  # only runs with sealed chunks need it
+
+            # Across frames: a sealed chunk is many frames and a skippable seek table.
+            raw = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True))
+            self._damage = zstandard.ZstdError
+        self._handle: IO = (io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+                            if text else raw)
+
+    def __iter__(self) -> BoundedLines:
+        return self
+
+    def __next__(self):
+        try:
+            line = self._handle.readline(self.limit + 1)
+        except Exception as error:
+            if self._damage is None or not isinstance(error, self._damage):
+                raise
+            raise BadInput("bad-zstd-file", f"{self.path}: not a whole zstd file after line {self.number} ({error})",
+                           "it was cut short or damaged (`zstd -t` on it tells); move it aside and read the "
+                           "rest") from None
+        # Sealing writes whole lines, and never an empty file; one cut short may decode without error.
+        torn = self._damage is not None and (not line and not self.number or line and line[-1:] not in ("\n", b"\n"))
+        if torn:
+            raise BadInput("bad-zstd-file", f"{self.path}: not a whole zstd file: "
+                           + (f"it ends inside line {self.number + 1}" if line else "it holds no line"),
+                           "it was cut short or damaged (`zstd -t` on it tells); move it aside and read the rest")
+        if not line:
+            raise StopIteration
+        self.number += 1
+        if len(line) > self.limit:
+            raise BadInput("line-too-long", f"{self.path}:{self.number}: a line longer than {_describe(self.limit)}",
+                           "that is not a metrics, log or traces line; pass the run's own files")
+        return line
+
+    def read(self, size: int = -1):
+        return self._handle.read(size)
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> BoundedLines:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- writes, copies, deletes ------------------------------------------------------------------
+
+PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
+
+
+def _is_link(path: Path) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def confined(path: Path, root: Path | None) -> Path:
+    """`path` with its folder's symlinks resolved, checked to lie inside `root` (when one is given).
+
+    The last part is not resolved: a symlink there is refused where it would be written through.
+    """
+    path = Path(path)
+    resolved = real_path(path.parent) / path.name
+    if root is not None:
+        top = real_path(Path(root))
+        if resolved != top and top not in resolved.parents:
+            raise BadInput("outside-root", f"{path} is outside {root} (it resolves to {resolved})",
+                          f"name a path inside {root}; symlinks out of it are not followed")
+    return resolved
+
+
+def no_link(path: Path) -> None:
+    if _is_link(path):
+        raise BadInput("symlink-refused", f"{path} is a symlink (to {os.readlink(path)}); rlpilot does not write "
+                      "through symlinks", "remove the link, or name the file it points to")
+
+
+def make_dirs(path: Path, *, root: Path | None = None, private: bool = False) -> Path:
+    """The folder `path` and its missing parents (inside `root`, links resolved, when one is given); with
+    `private`, each folder made here, and `path` itself, is 0700."""
+    path = Path(path)
+    if root is not None:
+        inside(path, root)
+    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=PRIVATE_DIR if private else 0o777)
+        except FileExistsError:
+            pass  # made meanwhile by another rlpilot
+        if private:
+            os.chmod(folder, PRIVATE_DIR)  # mkdir's mode is masked by the umask
+    if private:
+        os.chmod(path, PRIVATE_DIR)
+    return path
+
+
+def write_bytes(path: Path, data: bytes, *, root: Path | None = None, private: bool = False) -> Path:
+    """`data` written atomically to `path`, never through a symlink; a file it replaces keeps its mode."""
+    path = confined(Path(path), root)
+    make_dirs(path.parent, private=private)
+    no_link(path)
+    try:
+        kept = None if private else stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        kept = None  # a new file: the umask decides, as it does for any program's
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    handle = os.open(temp, flags, PRIVATE_FILE if private else 0o666)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            if private or kept is not None:
+                os.fchmod(out.fileno(), PRIVATE_FILE if private else kept)
+        no_link(path)  # a link put there meanwhile: the rename would replace it, never write through it
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_text(path: Path, text: str, *, root: Path | None = None, private: bool = False) -> Path:
+    return write_bytes(path, text.encode("utf-8"), root=root, private=private)
+
+
+def write_json(path: Path, value: Any, *, root: Path | None = None, private: bool = False) -> Path:
+    import json
+
+    return write_text(path, json.dumps(value, indent=2) + "\n", root=root, private=private)
+
+
+def regular_tree(source: Path) -> Path:
+    """`source`, checked to be a folder of folders and regular files only: a symlink anywhere in it (or a
+    device, a FIFO) is refused, naming it."""
+    source = Path(source)
+    if _is_link(source) or not source.is_dir():
+        raise BadInput("not-a-folder", f"{source} is not a folder (or is a symlink)", "name a real folder")
+    for folder, folders, names in os.walk(source):
+        for name in folders + names:
+            entry = Path(folder) / name
+            mode = os.lstat(entry).st_mode
+            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                kind = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
+                raise BadInput("symlink-refused" if stat.S_ISLNK(mode) else "not-a-regular-file",
+                              f"{entry} is {kind}; rlpilot copies folders and regular files only",
+                              "replace it with the file itself")
+    return source
+
+
+def copy_tree(source: Path, target: Path, *, root: Path | None = None) -> Path:
+    """A copy of the folder `source` at `target`, once `regular_tree` has found nothing but folders and
+    regular files in it."""
+    source = regular_tree(source)
+    target = confined(Path(target), root)
+    no_link(target)
+    shutil.copytree(source, target, symlinks=True)  # nothing to follow: checked above
+    return target
+
+
+def remove(path: Path, *, root: Path | None = None, best_effort: bool = False) -> None:
+    """`path` deleted: a file or a link itself (never what it points to), or a folder with all it holds
+    (links inside it removed, never followed). Nothing there is no error; with `best_effort`, nor is
+    what could not be removed (a cache that may go later)."""
+    path = confined(Path(path), root)
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path, ignore_errors=best_effort)  # unlinks links inside, never follows them
+        else:
+            path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError:
+        if not best_effort:
+            raise
+
+
+def open_write(path: Path, *, root: Path | None = None, private: bool = False) -> IO[str]:
+    """`path` opened for writing text as it comes (a long command's output), created or emptied; never
+    through a symlink. Not atomic: write to a `.partial` name and rename it when whole."""
+    path = confined(Path(path), root)
+    make_dirs(path.parent, private=private)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        handle = os.open(path, flags, PRIVATE_FILE if private else 0o666)
+    except OSError as error:
+        if _is_link(path):
+            no_link(path)
+        raise BadInput("unwritable", f"{path}: cannot be written ({error.strerror})",
+                       "check the folder and its permissions") from None
+    if private:
+        os.fchmod(handle, PRIVATE_FILE)
+    return os.fdopen(handle, "w", encoding="utf-8")
+
+
+def touch(path: Path, *, root: Path | None = None, private: bool = False) -> Path:
+    """`path` created empty if missing (its time set if present), never through a symlink."""
+    path = confined(Path(path), root)
+    no_link(path)
+    if path.exists():
+        os.utime(path)
+        return path
+    return write_bytes(path, b"", private=private)
+
+
+def private_file(path: Path) -> Path:
+    """A file of rlpilot's state created by another library (SQLite), made 0600 once it exists."""
+    if path.exists() and not _is_link(path):
+        os.chmod(path, PRIVATE_FILE)
+    return path
+
+
+@contextlib.contextmanager
+def scratch_dir(prefix: str) -> Iterator[str]:
+    """A private folder (0700) of the system's temp space, removed with all it holds at the end; its path
+    as text, as tempfile gives it (callers put it into command lines and replace it in output)."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
+        yield folder
