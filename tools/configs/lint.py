@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -51,6 +51,9 @@ from tools.findings import Finding, Severity, tally
 from tools.findings import render as render_finding
 from tools.playbook import PRESETS
 from tools.workspace import rlpilot_home
+
+if TYPE_CHECKING:
+    from tools.configs.upstream import SchemaFinding
 
 SEVERITY: dict[str, Severity] = {
     **dict.fromkeys(("batch-not-divisible", "group-size-one", "concurrency-too-low", "seq-len-mismatch",
@@ -134,9 +137,34 @@ def config_check(args: CheckInput, ctx: Context) -> CheckResult:
         schema_ref = str(ctx.resolve(schema_ref))  # a folder; anything else is a git ref
     found, notes = schema_findings([config.path], detection, checkout or _checkout_of(installed), schema_ref,
                                    rlpilot_home(ctx.workspace))
-    result.findings += found.get(str(config.path), [])
+    result.findings = one_per_key(result.findings, found.get(str(config.path), []))
     result.notes += notes
     return result
+
+
+# rlpilot's findings about a key's name (its tables, its dates, its era's spelling).
+_NAMING_CODES = ("unknown-key", "renamed-key", "removed-key", "key-of-other-date", "dialect-outdated")
+
+
+def one_per_key(ours: list[Finding], upstream: list[SchemaFinding]) -> list[Finding]:
+    """rlpilot's findings and upstream's, one per key and cause. Where upstream refuses a key's
+    name that rlpilot's tables also named, upstream's `schema-rejected` is the one kept, as an
+    error: it is the verdict of the classes that will read the file, where rlpilot's tables and
+    dates are a reconstruction (so rlpilot may have said only a warning or info). rlpilot's
+    finding adds what upstream cannot know: the nearest real key, or the name it has now, and the
+    fix; its words follow upstream's."""
+    def naming(finding: Finding, key: str | None) -> bool:
+        return key is not None and finding.key == key and finding.code in _NAMING_CODES
+
+    merged: list[Finding] = []
+    for theirs in upstream:
+        same = [f for f in ours if naming(f, theirs.key)] if theirs.name_refused else []
+        if same:
+            theirs = theirs.model_copy(update={"message": f"{theirs.message} ({'; '.join(f.message for f in same)})",
+                                               "fix": same[0].fix or theirs.fix})
+        merged.append(theirs)
+    refused = {f.key for f in upstream if f.name_refused}
+    return [f for f in ours if not any(naming(f, key) for key in refused)] + merged
 
 
 def _checkout_of(installed: Installed) -> Path | None:
