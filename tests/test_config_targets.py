@@ -263,6 +263,36 @@ def test_a_prime_cli_eval_config_is_other_and_a_misshapen_lab_config_is_not(tmp_
 # --- found by an adversarial review -----------------------------------------------------------
 
 
+MULTI_NODE = CURRENT.format(group=8) + """
+    [deployment]
+    type = "multi_node"
+    num_train_nodes = 2
+    num_infer_nodes = 1
+
+    [inference]
+
+    [slurm]
+    partition = "gpu"
+    """
+
+
+def test_a_local_target_says_a_multi_node_or_slurm_config_is_for_slurm(tmp_path: Path) -> None:
+    """A local run is one machine: a multi-node deployment runs only through SLURM, and a [slurm]
+    table makes `rl` submit the run there; the finding says which, once, and both ways out."""
+    multi_node = write(tmp_path, MULTI_NODE, "multi.toml")
+    assert codes(check_config(multi_node)) == [] and check_config(multi_node, target="slurm").errors == []
+    refused = check_config(multi_node, target="local").errors
+    assert [(f.code, f.key) for f in refused] == [("runs-on-slurm", "deployment.type")]
+    assert "2 trainer + 1 inference nodes" in refused[0].message
+    assert "--slurm" in refused[0].fix and 'deployment.type = "single_node"' in refused[0].fix
+    slurm_only = write(tmp_path, CURRENT.format(group=8) + '[slurm]\npartition = "gpu"\n', "slurm-only.toml")
+    assert [(f.code, f.key) for f in check_config(slurm_only, target="local").errors] == [("runs-on-slurm", "slurm")]
+    overlay = write(tmp_path, '[slurm]\npartition = "gpu"\n', "slurm.toml")  # stacked on rl.toml
+    write(tmp_path, CURRENT.format(group=8))
+    assert codes(check_config(overlay, target="local")) == ["runs-on-slurm"]
+    assert check_config(write(tmp_path, CURRENT.format(group=8), "plain.toml"), target="local").errors == []
+
+
 def test_a_slurm_target_refuses_a_config_without_a_slurm_table(tmp_path: Path) -> None:
     path = write(tmp_path, CURRENT.format(group=8))
     assert check_config(path).errors == [] and check_config(path, target="local").errors == []

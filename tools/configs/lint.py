@@ -10,7 +10,8 @@ shared/research/prime-rl.md section 2.3 and rl-stability.md section 3.
 
 A plain check never turns the era into an error: `dialect-outdated` is info, or a warning when
 nothing installed here can run the file's era; `--target hosted|local|slurm` makes what that
-target would reject an error (for SLURM also a missing `[slurm]` table). With a prime-rl checkout
+target would reject an error (for SLURM also a missing `[slurm]` table, `no-slurm-table`; for a
+local run also a config that runs on SLURM, `runs-on-slurm`). With a prime-rl checkout
 (`--prime-rl`, RLPILOT_PRIME_RL, or the one `stack` finds) or `--schema`, upstream's own
 classes also judge the file (`tools.configs.upstream`, code `schema-rejected`).
 
@@ -58,7 +59,8 @@ if TYPE_CHECKING:
 SEVERITY: dict[str, Severity] = {
     **dict.fromkeys(("batch-not-divisible", "group-size-one", "concurrency-too-low", "seq-len-mismatch",
                      "max-steps-mismatch", "model-mismatch", "gpu-split-exceeds-node", "unknown-key",
-                     "renamed-key", "removed-key", "conflicting-keys", "schema-rejected", "no-slurm-table"),
+                     "renamed-key", "removed-key", "conflicting-keys", "schema-rejected", "no-slurm-table",
+                     "runs-on-slurm"),
                     "error"),
     **dict.fromkeys(("group-size-small", "batch-too-small", "async-level-implicit", "lr-out-of-range",
                      "filtering-needs-binary-reward", "temperature-low", "completion-may-truncate",
@@ -204,6 +206,7 @@ def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detecti
     # said once (a multi-node deployment's own rule may have said it already).
     if not any(f.key == "slurm" for f in findings):
         findings += slurm_findings(view, target, path)
+    findings += local_findings(view, target, path)
     notes = []
     if era is not None:
         findings = dated_findings(findings, stacked, judged, era)
@@ -760,6 +763,30 @@ def slurm_findings(view: ConfigView, target: Target | None, path: Path | str) ->
     if target != "slurm" or view.kind != Kind.RL or isinstance(view.data.get("slurm"), dict):
         return []
     return [no_slurm_table(path)]
+
+
+def local_findings(view: ConfigView, target: Target | None, path: Path | str) -> list[Finding]:
+    """A local run is this one machine, as `uv run rl @ CONFIG` runs it. A config that spreads over
+    nodes (`[deployment] type = "multi_node"`, which prime-rl runs only through SLURM:
+    `tools.configs.multinode`), or whose `[slurm]` table makes `rl` submit it to SLURM instead of
+    running it here (prime-rl's docs/slurm.md), is a SLURM config: said once, the deployment first."""
+    if target != "local" or view.kind != Kind.RL:
+        return []
+    on_slurm = f"run it on SLURM (`rlpilot train launch {path} --slurm`; `--target slurm` checks it for that)"
+    deployment = view.data.get("deployment")
+    if isinstance(deployment, dict) and deployment.get("type") == "multi_node":
+        nodes = " + ".join(f"{deployment[key]} {role}" for key, role in (("num_train_nodes", "trainer"),
+                                                                         ("num_infer_nodes", "inference"))
+                           if isinstance(deployment.get(key), int))
+        return [finding("runs-on-slurm", "deployment.type", f"{path} declares a multi_node deployment"
+                        f"{f' ({nodes} nodes)' if nodes else ''}, which prime-rl runs only through SLURM; a local "
+                        "run is this one machine", f"{on_slurm}, or set deployment.type = \"single_node\" (and "
+                        "its GPU counts) to run it here")]
+    if isinstance(view.data.get("slurm"), dict):
+        return [finding("runs-on-slurm", "slurm", f"{path} has a [slurm] table, so `uv run rl` would submit it "
+                        "to SLURM instead of running it on this machine", f"{on_slurm}, or remove [slurm] from "
+                        "the copy you run here")]
+    return []
 
 
 def no_slurm_table(path: Path | str) -> Finding:
