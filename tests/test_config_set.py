@@ -319,7 +319,8 @@ def test_a_table_an_edit_adds_has_a_blank_line_before_it_and_nothing_else_moves(
 def test_tune_apply_adds_its_tables_spaced(tmp_path: Path) -> None:
     from eval_support import write_traces
 
-    run = write_traces(tmp_path / "run", {i: [1.0] * 8 if i < 6 else [0.0, 1.0] * 4 for i in range(10)})
+    run = write_traces(tmp_path / "run", {i: [1.0] * 8 if i < 6 else [0.0, 1.0] * 4 for i in range(10)},
+                       env="math-env")
     path = write(tmp_path, SPACED)
     result = tune(path, eval_path=run, apply=True, workspace=tmp_path, installed=NOTHING)
     assert [d.key for d in result.deltas] == ["orchestrator.train.source[0].sampler.type"]

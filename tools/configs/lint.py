@@ -64,7 +64,7 @@ SEVERITY: dict[str, Severity] = {
                     "error"),
     **dict.fromkeys(("group-size-small", "batch-too-small", "async-level-implicit", "lr-out-of-range",
                      "filtering-needs-binary-reward", "temperature-low", "completion-may-truncate",
-                     "key-of-other-date"), "warning"),
+                     "key-of-other-date", "eval-of-other-env"), "warning"),
     "dialect-outdated": "info",
 }
 
