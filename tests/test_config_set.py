@@ -22,6 +22,7 @@ from tools.configs.migrate import migrate
 from tools.configs.tune import tune
 from tools.contract import Context
 from tools.deltas import Delta
+from tools.eras import Dialect
 from tools.errors import BadInput, ToolError
 
 SAMPLES = [f for f in fixture_files() if isinstance(f, str) and "slurm" not in f]
@@ -277,3 +278,65 @@ def test_reasons_travel_with_their_deltas(tmp_path: Path) -> None:
 def test_a_change_in_words_writes_its_value_as_toml_does():
     changes = [Delta(key="k", to=value).change for value in ("auto", 1e-6, True, [1, 2], {"a": 1})]
     assert changes == ['set to "auto"', "set to 1e-06", "set to true", "set to [1, 2]", "set to {a = 1}"]
+
+
+SPACED = """\
+[orchestrator]
+batch_size = 128
+
+[orchestrator.train]
+group_size = 8
+
+[[orchestrator.train.source]]
+name = "math"
+
+[orchestrator.train.source.env.taskset]
+id = "math-env"
+
+[trainer]
+max_steps = 10
+"""
+
+
+def _added_as_a_person_writes(old: str, new: str) -> list[str]:
+    """What is wrong with `new` as an edit of `old` that adds tables: a line of `old` changed, a
+    new table header with no blank line before it, or an old one that lost its blank line."""
+    import difflib
+
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    wrong = [f"{tag}: {old_lines[i1:i2]} -> {new_lines[j1:j2]}"
+             for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, False).get_opcodes()
+             if tag not in ("equal", "insert")]
+    headers = {line for line in old_lines if line.startswith("[")}
+    spaced = {line for number, line in enumerate(old_lines) if line in headers and not old_lines[number - 1].strip()}
+    return wrong + [f"no blank line before {line}" for number, line in enumerate(new_lines)
+                    if line.startswith("[") and (line not in headers or line in spaced) and number
+                    and new_lines[number - 1].strip()]
+
+
+@pytest.mark.parametrize("key", ["orchestrator.train.source[0].sampler.type", "orchestrator.sampling.temperature",
+                                 "ckpt.interval", "trainer.optim.lr"])
+def test_a_table_an_edit_adds_has_a_blank_line_before_it_and_nothing_else_moves(tmp_path: Path, key: str) -> None:
+    path = write(tmp_path, SPACED)
+    set_keys(path, {key: 1}, force=True, workspace=tmp_path, installed=NOTHING)
+    assert _added_as_a_person_writes(SPACED, path.read_text()) == []
+
+
+def test_tune_apply_adds_its_tables_spaced(tmp_path: Path) -> None:
+    from eval_support import write_traces
+
+    run = write_traces(tmp_path / "run", {i: [1.0] * 8 if i < 6 else [0.0, 1.0] * 4 for i in range(10)},
+                       env="math-env")
+    path = write(tmp_path, SPACED)
+    result = tune(path, eval_path=run, apply=True, workspace=tmp_path, installed=NOTHING)
+    assert [d.key for d in result.deltas] == ["orchestrator.train.source[0].sampler.type"]
+    assert _added_as_a_person_writes(SPACED, path.read_text()) == []
+
+
+def test_migrate_writes_each_table_after_a_blank_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "[orchestrator]\nbatch_size = 128\nrollouts_per_example = 8\n[orchestrator.sampling]\n"
+                           "temperature = 1.0\n[[orchestrator.env]]\nid = \"reverse-text\"\n")
+    migrate(path, Dialect.CURRENT, tmp_path / "main.toml", workspace=tmp_path, installed=NOTHING)
+    lines = (tmp_path / "main.toml").read_text().splitlines()
+    assert [line for number, line in enumerate(lines) if line.startswith("[") and number
+            and lines[number - 1].strip() and not lines[number - 1].startswith("#")] == []

@@ -11,7 +11,9 @@ import pytest
 from config_support import check_config, codes, real_checkout, real_schema, rlpilot, stand_in_checkout, write
 
 from tools.configs.detect import Installed
+from tools.configs.lint import CheckInput, config_check
 from tools.configs.upstream import cache_folder, from_checkout, install_argv, key_of, schema_findings, validate
+from tools.contract import Context
 from tools.eras import Dialect, Kind
 
 CLASSIC = """
@@ -261,6 +263,36 @@ def test_a_prime_cli_eval_config_is_other_and_a_misshapen_lab_config_is_not(tmp_
 # --- found by an adversarial review -----------------------------------------------------------
 
 
+MULTI_NODE = CURRENT.format(group=8) + """
+    [deployment]
+    type = "multi_node"
+    num_train_nodes = 2
+    num_infer_nodes = 1
+
+    [inference]
+
+    [slurm]
+    partition = "gpu"
+    """
+
+
+def test_a_local_target_says_a_multi_node_or_slurm_config_is_for_slurm(tmp_path: Path) -> None:
+    """A local run is one machine: a multi-node deployment runs only through SLURM, and a [slurm]
+    table makes `rl` submit the run there; the finding says which, once, and both ways out."""
+    multi_node = write(tmp_path, MULTI_NODE, "multi.toml")
+    assert codes(check_config(multi_node)) == [] and check_config(multi_node, target="slurm").errors == []
+    refused = check_config(multi_node, target="local").errors
+    assert [(f.code, f.key) for f in refused] == [("runs-on-slurm", "deployment.type")]
+    assert "2 trainer + 1 inference nodes" in refused[0].message
+    assert "--slurm" in refused[0].fix and 'deployment.type = "single_node"' in refused[0].fix
+    slurm_only = write(tmp_path, CURRENT.format(group=8) + '[slurm]\npartition = "gpu"\n', "slurm-only.toml")
+    assert [(f.code, f.key) for f in check_config(slurm_only, target="local").errors] == [("runs-on-slurm", "slurm")]
+    overlay = write(tmp_path, '[slurm]\npartition = "gpu"\n', "slurm.toml")  # stacked on rl.toml
+    write(tmp_path, CURRENT.format(group=8))
+    assert codes(check_config(overlay, target="local")) == ["runs-on-slurm"]
+    assert check_config(write(tmp_path, CURRENT.format(group=8), "plain.toml"), target="local").errors == []
+
+
 def test_a_slurm_target_refuses_a_config_without_a_slurm_table(tmp_path: Path) -> None:
     path = write(tmp_path, CURRENT.format(group=8))
     assert check_config(path).errors == [] and check_config(path, target="local").errors == []
@@ -331,3 +363,22 @@ def test_values_in_messages_are_toml_literals(tmp_path: Path) -> None:
     assert "seq_len = 4096 and trainer.model.seq_len = 2048 differ" in messages
     assert 'model.name = "Qwen/Qwen3-0.6B" and trainer.model.name = "Qwen/Qwen3-4B" differ' in messages
     assert "'" not in messages and "None" not in messages
+
+
+def test_a_key_both_rlpilot_and_upstream_refuse_by_name_is_one_finding_with_the_nearest_key(tmp_path: Path) -> None:
+    """Upstream's verdict is the one kept (its classes read the file); rlpilot's adds the nearest
+    real key and the fix. A value upstream refuses stays its own finding."""
+    checkout = stand_in_checkout(tmp_path / "prime-rl")
+    text = CURRENT.format(group=0).replace("batch_size", "batch_sise").replace("[trainer]", "[trainer]\nmax_step = 5")
+    path = write(tmp_path, text)
+    result = config_check(CheckInput(path=path, prime_rl=checkout), Context(workspace=tmp_path))
+    by_key = {}
+    for found in result.findings:
+        by_key.setdefault(found.key, []).append(found)
+    assert [f.code for f in by_key["orchestrator.batch_sise"]] == ["schema-rejected"]
+    assert [f.code for f in by_key["trainer.max_step"]] == ["schema-rejected"]
+    typo = by_key["orchestrator.batch_sise"][0]
+    assert (typo.severity, typo.line) == ("error", 4)
+    assert "Extra inputs" in typo.message and "batch_size" in typo.fix
+    assert "max_steps" in by_key["trainer.max_step"][0].fix
+    assert "schema-rejected" in [f.code for f in by_key["orchestrator.group_size"]]

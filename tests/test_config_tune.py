@@ -102,7 +102,8 @@ def test_concurrency_is_raised_to_hold_a_group(tmp_path: Path) -> None:
 
 
 def test_thresholds_come_from_the_eval_run(tmp_path: Path) -> None:
-    run = write_traces(tmp_path / "run", {i: [1.0] * 8 if i < 6 else [0.0, 1.0] * 4 for i in range(10)})
+    run = write_traces(tmp_path / "run", {i: [1.0] * 8 if i < 6 else [0.0, 1.0] * 4 for i in range(10)},
+                       env="gsm8k")
     classic = write(tmp_path, """
         [orchestrator]
         batch_size = 128
@@ -174,3 +175,48 @@ def test_check_tune_and_migrate_agree_on_each_warning(tmp_path: Path) -> None:
     # main fixed the async lag at 1 and removed the key: the migration says so, the value kept as a comment
     assert [s.key for s in migrated.manual] == ["orchestrator.max_async_level"]
     assert data["orchestrator"]["train"]["sampling"] == {"max_completion_tokens": 4096, "temperature": 1.0}
+
+
+# One environment's config in each dialect, and where it lists what it trains.
+TRAINS_GSM8K = {
+    "hosted-lab": 'model = "Qwen/Qwen3-4B"\nbatch_size = 128\nrollouts_per_example = 8\n\n[[env]]\n'
+                  'id = "primeintellect/gsm8k"\n',
+    "prime-rl-classic": "[orchestrator]\nbatch_size = 128\nrollouts_per_example = 8\nmax_async_level = 1\n\n"
+                        '[[orchestrator.env]]\nid = "gsm8k"\n',
+    "prime-rl-transition": "[orchestrator]\nbatch_size = 128\ngroup_size = 8\n\n[[orchestrator.train.env]]\n"
+                           'name = "math"\ntaskset = { id = "gsm8k" }\n',
+    "prime-rl-current": CURRENT.replace("math-env", "gsm8k"),
+    "prime-rl-v0.9": "[orchestrator]\nbatch_size = 128\n\n[orchestrator.train]\ngroup_size = 8\n\n"
+                     '[[orchestrator.train.source]]\nname = "math"\n\n[orchestrator.train.source.env.taskset]\n'
+                     'id = "gsm8k"\n',
+}
+NO_SPREAD = {i: [1.0] * 8 if i < 6 else [0.0, 1.0] * 4 for i in range(10)}
+
+
+@pytest.mark.parametrize("dialect", list(TRAINS_GSM8K))
+def test_an_eval_of_another_environment_decides_nothing_and_says_so(tmp_path: Path, dialect: str) -> None:
+    path = write(tmp_path, TRAINS_GSM8K[dialect])
+    other = tune(path, eval_path=write_traces(tmp_path / "other", NO_SPREAD, env="wordle"), workspace=tmp_path,
+                 installed=NOTHING)
+    assert other.dialect == dialect
+    assert [f.code for f in other.findings] == ["eval-of-other-env"]
+    assert "`wordle`" in other.findings[0].message and "gsm8k" in other.findings[0].message
+    assert "--reward" in other.findings[0].fix and "rlpilot eval run" in other.findings[0].fix
+    assert other.reward is None  # the eval's binary rewards were not taken as this config's
+    assert _deltas(other) == _deltas(tune(path, workspace=tmp_path, installed=NOTHING))
+    # The same environment under its Hub or module spelling is this config's own eval.
+    own = tune(path, eval_path=write_traces(tmp_path / "own", NO_SPREAD, env="primeintellect/GSM8K"),
+               workspace=tmp_path, installed=NOTHING)
+    assert own.reward == "binary" and not [f for f in own.findings if f.code == "eval-of-other-env"]
+
+
+def test_an_eval_that_names_no_environment_is_used_and_said_unknown(tmp_path: Path) -> None:
+    import json
+
+    run = write_traces(tmp_path / "run", NO_SPREAD)
+    lines = [json.loads(line) for line in (run / "traces.jsonl").read_text().splitlines()]
+    (run / "traces.jsonl").write_text("".join(json.dumps({**e, "env": None}) + "\n" for e in lines))
+    result = tune(write(tmp_path, TRAINS_GSM8K["prime-rl-classic"]), eval_path=run, workspace=tmp_path,
+                  installed=NOTHING)
+    assert result.reward == "binary" and result.findings == []
+    assert any("does not record its environment" in note and "unknown" in note for note in result.notes)

@@ -380,7 +380,14 @@ _INTENTS_UP_TO_CURRENT: dict[str, dict[Dialect, str | None]] = {
                        CURRENT: "deployment.num_train_gpus"},
     "num_infer_gpus": {LAB: None, CLASSIC: "deployment.num_infer_gpus", TRANSITION: "deployment.num_infer_gpus",
                        CURRENT: "deployment.num_infer_gpus"},
+    # The array of tables listing what the run trains on (research/prime-rl.md section 1; v0.9 keeps main's).
+    "train_envs": {LAB: "env", CLASSIC: "orchestrator.env", TRANSITION: "orchestrator.train.env",
+                   CURRENT: "orchestrator.train.source"},
 }
+# The field of a `train_envs` entry that names its environment, in any era: a v0 environment's `id`
+# (lab, classic, transition), a v1 taskset's `taskset.id` (transition), a source's `env.taskset.id`
+# (current, v0.9). `name` is only the entry's label.
+ENV_ID_FIELDS = ("id", "taskset.id", "env.taskset.id")
 # v0.9 spells the knobs as main did, but for the group's defaults and filtering (see `CHANGES`): every
 # zero-advantage sample leaves the loss, with no switch to turn that off.
 _V09_SPELLINGS: dict[str, str | None] = {

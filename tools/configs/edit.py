@@ -37,7 +37,7 @@ from tools.configs.detect import Installed, detect_file, installed_stack
 from tools.configs.dialects import INT, KEY_TYPES
 from tools.configs.document import check_types, load, split_key
 from tools.configs.lint import check_data
-from tools.configs.toml_edit import dumps, get_item, parse, set_item, splice
+from tools.configs.toml_edit import dumps, get_item, parse, set_item, spaced, splice
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
 from tools.eras import Dialect
@@ -129,7 +129,7 @@ def _set_keys(path: Path, changes: dict[str, Any], reasons: dict[str, str] | Non
         spliced = splice(spliced, parts, value) if spliced is not None else None
         deltas.append(Delta(file=str(config.path), key=key, from_=old_value, to=value,
                             why=(reasons or {}).get(key, "")))
-    new_text = spliced if spliced is not None and _means(spliced, doc.unwrap()) else dumps(doc)
+    new_text = spaced(config.text, spliced if spliced is not None and _means(spliced, doc.unwrap()) else dumps(doc))
     check_types(doc.unwrap(), config.path, new_text)
     after = check_data(doc.unwrap(), new_text, detection, installed, config.path).findings
     introduced = _introduced(before, after)

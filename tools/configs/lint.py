@@ -10,7 +10,8 @@ shared/research/prime-rl.md section 2.3 and rl-stability.md section 3.
 
 A plain check never turns the era into an error: `dialect-outdated` is info, or a warning when
 nothing installed here can run the file's era; `--target hosted|local|slurm` makes what that
-target would reject an error (for SLURM also a missing `[slurm]` table). With a prime-rl checkout
+target would reject an error (for SLURM also a missing `[slurm]` table, `no-slurm-table`; for a
+local run also a config that runs on SLURM, `runs-on-slurm`). With a prime-rl checkout
 (`--prime-rl`, RLPILOT_PRIME_RL, or the one `stack` finds) or `--schema`, upstream's own
 classes also judge the file (`tools.configs.upstream`, code `schema-rejected`).
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -53,14 +54,18 @@ from tools.playbook import PRESETS
 from tools.v0_training import v0_training_findings
 from tools.workspace import rlpilot_home
 
+if TYPE_CHECKING:
+    from tools.configs.upstream import SchemaFinding
+
 SEVERITY: dict[str, Severity] = {
     **dict.fromkeys(("batch-not-divisible", "group-size-one", "concurrency-too-low", "seq-len-mismatch",
                      "max-steps-mismatch", "model-mismatch", "gpu-split-exceeds-node", "unknown-key",
-                     "renamed-key", "removed-key", "conflicting-keys", "schema-rejected", "no-slurm-table"),
+                     "renamed-key", "removed-key", "conflicting-keys", "schema-rejected", "no-slurm-table",
+                     "runs-on-slurm"),
                     "error"),
     **dict.fromkeys(("group-size-small", "batch-too-small", "async-level-implicit", "lr-out-of-range",
                      "filtering-needs-binary-reward", "temperature-low", "completion-may-truncate",
-                     "key-of-other-date"), "warning"),
+                     "key-of-other-date", "eval-of-other-env"), "warning"),
     "dialect-outdated": "info",
 }
 
@@ -137,9 +142,34 @@ def config_check(args: CheckInput, ctx: Context) -> CheckResult:
         schema_ref = str(ctx.resolve(schema_ref))  # a folder; anything else is a git ref
     found, notes = schema_findings([config.path], detection, checkout or _checkout_of(installed), schema_ref,
                                    rlpilot_home(ctx.workspace))
-    result.findings += found.get(str(config.path), [])
+    result.findings = one_per_key(result.findings, found.get(str(config.path), []))
     result.notes += notes
     return result
+
+
+# rlpilot's findings about a key's name (its tables, its dates, its era's spelling).
+_NAMING_CODES = ("unknown-key", "renamed-key", "removed-key", "key-of-other-date", "dialect-outdated")
+
+
+def one_per_key(ours: list[Finding], upstream: list[SchemaFinding]) -> list[Finding]:
+    """rlpilot's findings and upstream's, one per key and cause. Where upstream refuses a key's
+    name that rlpilot's tables also named, upstream's `schema-rejected` is the one kept, as an
+    error: it is the verdict of the classes that will read the file, where rlpilot's tables and
+    dates are a reconstruction (so rlpilot may have said only a warning or info). rlpilot's
+    finding adds what upstream cannot know: the nearest real key, or the name it has now, and the
+    fix; its words follow upstream's."""
+    def naming(finding: Finding, key: str | None) -> bool:
+        return key is not None and finding.key == key and finding.code in _NAMING_CODES
+
+    merged: list[Finding] = []
+    for theirs in upstream:
+        same = [f for f in ours if naming(f, theirs.key)] if theirs.name_refused else []
+        if same:
+            theirs = theirs.model_copy(update={"message": f"{theirs.message} ({'; '.join(f.message for f in same)})",
+                                               "fix": same[0].fix or theirs.fix})
+        merged.append(theirs)
+    refused = {f.key for f in upstream if f.name_refused}
+    return [f for f in ours if not any(naming(f, key) for key in refused)] + merged
 
 
 def _checkout_of(installed: Installed) -> Path | None:
@@ -179,6 +209,7 @@ def check_data(data: dict[str, Any], text: str, dialect: Dialect | str | Detecti
     # said once (a multi-node deployment's own rule may have said it already).
     if not any(f.key == "slurm" for f in findings):
         findings += slurm_findings(view, target, path)
+    findings += local_findings(view, target, path)
     notes = []
     if era is not None:
         findings = dated_findings(findings, stacked, judged, era)
@@ -735,6 +766,30 @@ def slurm_findings(view: ConfigView, target: Target | None, path: Path | str) ->
     if target != "slurm" or view.kind != Kind.RL or isinstance(view.data.get("slurm"), dict):
         return []
     return [no_slurm_table(path)]
+
+
+def local_findings(view: ConfigView, target: Target | None, path: Path | str) -> list[Finding]:
+    """A local run is this one machine, as `uv run rl @ CONFIG` runs it. A config that spreads over
+    nodes (`[deployment] type = "multi_node"`, which prime-rl runs only through SLURM:
+    `tools.configs.multinode`), or whose `[slurm]` table makes `rl` submit it to SLURM instead of
+    running it here (prime-rl's docs/slurm.md), is a SLURM config: said once, the deployment first."""
+    if target != "local" or view.kind != Kind.RL:
+        return []
+    on_slurm = f"run it on SLURM (`rlpilot train launch {path} --slurm`; `--target slurm` checks it for that)"
+    deployment = view.data.get("deployment")
+    if isinstance(deployment, dict) and deployment.get("type") == "multi_node":
+        nodes = " + ".join(f"{deployment[key]} {role}" for key, role in (("num_train_nodes", "trainer"),
+                                                                         ("num_infer_nodes", "inference"))
+                           if isinstance(deployment.get(key), int))
+        return [finding("runs-on-slurm", "deployment.type", f"{path} declares a multi_node deployment"
+                        f"{f' ({nodes} nodes)' if nodes else ''}, which prime-rl runs only through SLURM; a local "
+                        "run is this one machine", f"{on_slurm}, or set deployment.type = \"single_node\" (and "
+                        "its GPU counts) to run it here")]
+    if isinstance(view.data.get("slurm"), dict):
+        return [finding("runs-on-slurm", "slurm", f"{path} has a [slurm] table, so `uv run rl` would submit it "
+                        "to SLURM instead of running it on this machine", f"{on_slurm}, or remove [slurm] from "
+                        "the copy you run here")]
+    return []
 
 
 def no_slurm_table(path: Path | str) -> Finding:

@@ -7,8 +7,8 @@ upstream's classes (verifiers, renderers and their clients) takes seconds, valid
 takes milliseconds, so one warm worker serves every check until it goes idle.
 
 A request is a JSON list of `{"path", "kind", "data"}`, sent whole and followed by end of
-input; the answer is one JSON list of `{"path", "errors": [{"loc", "msg"}], "unresolved":
-[...], "skipped"}`, or `{"load_error": "..."}` when the classes cannot be imported, or
+input; the answer is one JSON list of `{"path", "errors": [{"loc", "msg", "type"}], "unresolved":
+[...], "skipped"}` (`type` is pydantic's error type), or `{"load_error": "..."}` when the classes cannot be imported, or
 `{"stale": true}` when a module it has loaded changed on disk since (an edited environment
 package, a schema copied with its old mtimes); after either the worker stops listening and
 exits, so the next request gets a fresh one. TOML dates and times travel as
@@ -141,7 +141,7 @@ def answer(request: list[dict]) -> list[dict]:
             try:
                 cls.model_validate(entry["data"])
             except ValidationError as error:
-                result["errors"] = [{"loc": list(e["loc"]), "msg": e["msg"]} for e in error.errors()]
+                result["errors"] = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in error.errors()]
             except Exception as error:  # a validator that raised something else still refused it
                 result["errors"] = [{"loc": [], "msg": f"{type(error).__name__}: {error}"}]
         result["unresolved"] = sorted(set(UNRESOLVED))

@@ -105,6 +105,26 @@ def dumps(doc: TOMLDocument) -> str:
     return tomlkit.dumps(doc)
 
 
+def spaced(old: str, new: str) -> str:
+    """`new`, an edit of `old`, with its table headers spaced as a person writes TOML: a table the
+    edit added has one blank line before it, and a table that was there keeps the blank line it
+    had (tomlkit gives a table it inserts mid-file the blank line of the table after it). A header
+    that a comment leads into is left as it is; nothing else changes."""
+    old_lines = old.splitlines()
+    headers = [line for line in scan(old) if line.header]
+    known = {line.table for line in headers}
+    blank_before = {line.table for line in headers if line.number > 1 and not old_lines[line.number - 2].strip()}
+    lines = new.splitlines(keepends=True)
+    out: list[str] = []
+    for line in scan(new):
+        before = out[-1].strip() if out else ""
+        if line.header and before and not before.startswith("#") and (
+                line.table not in known or line.table in blank_before):
+            out.append("\n")
+        out.append(lines[line.number - 1])
+    return "".join(out)
+
+
 # --- editing the text itself ------------------------------------------------------------------
 # tomlkit re-renders interleaved tables in its own order (e.g. an `[[orchestrator.x]]` written
 # between two `[orchestrator.train.*]` tables moves), so a set that goes through tomlkit's

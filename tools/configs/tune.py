@@ -12,7 +12,9 @@ Rules (the skill's rules of thumb; shared/research/rl-stability.md sections 2 an
 - difficulty filtering and oversampling only when rewards are mostly binary, in the dialect's
   own keys: the buffer (classic), zero-advantage pre-batch filters (transition, v0.8.0), the
   zero-advantage filter and per-source advantage-range gates (current main);
-- difficulty thresholds or pools only from an observed reward distribution (`--eval RUN`).
+- difficulty thresholds or pools only from an observed reward distribution (`--eval RUN`), and
+  only from an eval of an environment the config trains: one of another is `eval-of-other-env`
+  and decides nothing (where either side names no environment, that is said to be unknown).
 `--apply` writes the deltas through `config set`, so an edit that adds an error is refused.
 """
 
@@ -112,6 +114,8 @@ def tune(path: Path, profile: Profile = "quick", reward: Reward | None = None, e
                       config.path)
     plan = _Plan(view, str(config.path))
     observed = _observed(eval_path) if eval_path else None
+    if observed is not None and not _of_this_config(plan, observed, eval_path):
+        observed = None
     if observed is not None:
         if reward and reward != observed.reward_kind:
             plan.notes.append(f"you said rewards are {reward}; the eval run's are {observed.reward_kind}; "
@@ -134,7 +138,7 @@ def tune(path: Path, profile: Profile = "quick", reward: Reward | None = None, e
                           "difficulty filtering")
     if observed is not None and reward == "binary":
         _thresholds(plan, observed)
-    elif observed is None:
+    elif observed is None and eval_path is None:
         plan.notes.append("difficulty thresholds come only from an observed reward distribution (--eval RUN)")
     result = TuneResult(path=str(config.path), dialect=dialect, profile=profile, reward=reward,
                         deltas=plan.deltas, findings=plan.findings, notes=plan.notes)
@@ -292,6 +296,34 @@ def _observed(eval_path: Path) -> Any:
                        f"rollouts, {observed.errored} errored)", "fix the eval (`rlpilot eval summarize` says why) "
                        "and pass a run whose rollouts scored, or leave out --eval")
     return observed
+
+
+def _env_name(env_id: str) -> str:
+    """An environment id without its owner or version, as the Hub, verifiers and prime-rl write
+    the same one (`primeintellect/reverse-text@0.1.2`, `reverse_text`, `reverse-text`)."""
+    return env_id.rsplit("/", 1)[-1].split("@", 1)[0].lower().replace("_", "-")
+
+
+def _of_this_config(plan: _Plan, observed: Any, eval_path: Path) -> bool:
+    """Whether the eval run can speak for this config's rewards: it must be of an environment the
+    config trains. One of another says nothing about these rewards, so it decides nothing here;
+    where either side names no environment, that is unknown and said so."""
+    trained, evaluated = plan.view.environments(), observed.env
+    if not trained or not evaluated:
+        missing = "this config names no environment it trains" if not trained else \
+            f"the eval run at {eval_path} does not record its environment"
+        plan.notes.append(f"{missing}, so whether the eval is of what this config trains is unknown: its rewards "
+                          "were used as given")
+        return True
+    if _env_name(evaluated) in {_env_name(env) for env in trained}:
+        return True
+    listed = ", ".join(f"`{env}`" for env in trained)
+    plan.findings.append(finding(
+        "eval-of-other-env", plan.view.key_for("train_envs"), f"the eval run at {eval_path} is of `{evaluated}`, "
+        f"but this config trains {listed}: its rewards say nothing about this config's, so no reward shape, "
+        "filtering or difficulty decision was taken from it", f"pass an eval run of {listed} (`rlpilot eval run "
+        f"{trained[0]}`), or say the reward shape yourself with --reward binary|continuous"))
+    return False
 
 
 def _thresholds(plan: _Plan, observed: Any) -> None:

@@ -7,7 +7,9 @@ git ref of prime-rl (`--schema REF`: uv builds an environment once per ref under
 folder). They run in a warm worker process of that environment (`schema_client.py`), never inside
 rlpilot. What they refuse
 comes back as `schema-rejected` errors with upstream's message, key and line; a schema that
-cannot be loaded or installed is a note, never an error.
+cannot be loaded or installed is a note, never an error. Where rlpilot's own tables already
+named the same key (`config check` merges them, `tools.configs.lint.one_per_key`), the
+one finding kept is upstream's, with rlpilot's nearest real key as its fix.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from tools.configs.detect import Detection, base_kind, stack
 from tools.configs.document import line_of, load
 from tools.eras import Kind
@@ -27,6 +31,13 @@ from tools.process import person_environment, run, which
 
 REPOSITORY = "https://github.com/PrimeIntellect-ai/prime-rl.git"
 INSTALL_TIMEOUT_S = 900.0
+
+
+class SchemaFinding(Finding):
+    """`schema-rejected`, knowing whether upstream refused the key's name (pydantic's
+    `extra_forbidden`: no such field) or what it holds."""
+
+    name_refused: bool = Field(False, exclude=True)
 
 
 @dataclass(frozen=True)
@@ -116,7 +127,7 @@ def validate(schema: Schema, entries: list[tuple[Path, Kind, dict[str, Any]]]) -
 
 
 def schema_findings(paths: list[Path], detection: Detection | None, checkout: Path | None, schema_ref: str | None,
-                    home: Path) -> tuple[dict[str, list[Finding]], list[str]]:
+                    home: Path) -> tuple[dict[str, list[SchemaFinding]], list[str]]:
     """`schema-rejected` findings per file, and notes (a schema that could not judge, packages
     that were not installed). `detection` is the kind the files were judged as (None: detect)."""
     from tools.configs.detect import detect_file
@@ -137,7 +148,7 @@ def schema_findings(paths: list[Path], detection: Detection | None, checkout: Pa
         entries.append((config.path, kind, data))
         texts[str(config.path)] = (config.text, data)
     answers, notes = validate(schema, entries)
-    findings: dict[str, list[Finding]] = {}
+    findings: dict[str, list[SchemaFinding]] = {}
     for path, answer in answers.items():
         text, data = texts[path]
         if answer.get("skipped"):
@@ -170,9 +181,10 @@ def key_of(loc: list[Any], data: dict[str, Any]) -> str | None:
     return ".".join(parts) or None
 
 
-def _finding(error: dict[str, Any], data: dict[str, Any], text: str, schema: Schema) -> Finding:
+def _finding(error: dict[str, Any], data: dict[str, Any], text: str, schema: Schema) -> SchemaFinding:
     key = key_of(error["loc"], data)
-    return Finding(code="schema-rejected", severity="error", key=key,
-                   message=f"{schema.name} refuses {key or 'the config'}: {error['msg']}",
-                   fix="see prime-rl's own message; `rlpilot config migrate` renames what moved between eras",
-                   line=line_of(text, key) if key else None)
+    return SchemaFinding(code="schema-rejected", severity="error", key=key,
+                         message=f"{schema.name} refuses {key or 'the config'}: {error['msg']}",
+                         fix="see prime-rl's own message; `rlpilot config migrate` renames what moved between eras",
+                         line=line_of(text, key) if key else None,
+                         name_refused=error.get("type") == "extra_forbidden")

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.configs.dialects import DEFAULTS, LAB, key_for
-from tools.configs.document import lookup
+from tools.configs.dialects import DEFAULTS, ENV_ID_FIELDS, LAB, key_for
+from tools.configs.document import is_table_array, lookup
 from tools.eras import Dialect, Kind, Variant
 
 # The tables of a full rl config that a component kind is on its own (SFT's trainer keys too).
@@ -51,6 +51,13 @@ class ConfigView:
         """The value the run uses: the file's, else the dialect's default (None when unknown)."""
         value = self.get(self.key_for(intent))
         return DEFAULTS.get(self.dialect, {}).get(intent) if value is None else value
+
+    def environments(self) -> list[str]:
+        """The ids of the environments this file trains on, as written, in its order."""
+        entries = self.get(self.key_for("train_envs"))
+        found = [next((v for f in ENV_ID_FIELDS if isinstance(v := lookup(e, f), str)), None)
+                 for e in entries] if is_table_array(entries) else []
+        return list(dict.fromkeys(v for v in found if v))
 
     @property
     def prime_rl(self) -> bool:
