@@ -59,7 +59,9 @@ def _newcomer_env(tmp_path: Path) -> dict[str, str]:
     env.update(PATH=os.pathsep.join([str(tools_bin)] + [p for p in env["PATH"].split(os.pathsep) if p != ours]),
                UV_TOOL_DIR=str(tmp_path / "tools"), UV_TOOL_BIN_DIR=str(tools_bin), UV_PYTHON_DOWNLOADS="never",
                NO_COLOR="1")
-    for name in ("OPENAI_API_KEY", "PRIME_API_KEY", "UV_PROJECT_ENVIRONMENT", "RLPILOT_HOME"):
+    # CI requires ../shared beside its checkout; a newcomer's clone has none, and its tests skip there.
+    for name in ("OPENAI_API_KEY", "PRIME_API_KEY", "UV_PROJECT_ENVIRONMENT", "RLPILOT_HOME", "RLPILOT_SHARED",
+                 "RLPILOT_REQUIRE_SHARED"):
         env.pop(name, None)
     return env
 
