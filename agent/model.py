@@ -53,12 +53,31 @@ def assistant_endpoint(workspace: Path, base_url: str | None = None, model: str 
     if alias:
         return _from_alias(workspace, alias, model)
     if base_url:
-        return Endpoint(base_url, model or "default", api_key_var, "--base-url")
+        endpoint = Endpoint(base_url, model or "", api_key_var, "--base-url")
+        return endpoint if model else _the_served_model(endpoint)
     for choice in load_settings(workspace).assistant:
         if os.environ.get(choice.api_key_var):
             return Endpoint(choice.base_url, model or choice.model, choice.api_key_var,
                             f"configs/rlpilot.toml ({choice.api_key_var} is set)")
     return None
+
+
+def _the_served_model(endpoint: Endpoint) -> Endpoint:
+    """A URL given without --model: the model is the one the server lists; never a made-up name."""
+    from tools.errors import BadInput
+
+    try:
+        with http_client(Deadlines(overall=CONTEXT_PROBE_S)) as client:
+            answer = client.get(f"{endpoint.base_url.rstrip('/')}/models",
+                                headers={"Authorization": f"Bearer {endpoint.api_key()}"})
+        served = [m["id"] for m in answer.json().get("data") or [] if isinstance(m, dict) and m.get("id")]
+    except (httpx.HTTPError, ValueError, AttributeError, TypeError) as error:
+        raise BadInput("model-required", f"{endpoint.base_url} did not say which model it serves "
+                       f"({type(error).__name__})", "is the server running? name the model with --model") from None
+    if len(served) != 1:
+        listed = f"serves {', '.join(served[:8])}" if served else "lists no model"
+        raise BadInput("model-required", f"{endpoint.base_url} {listed}", "name the model with --model")
+    return Endpoint(endpoint.base_url, served[0], endpoint.api_key_var, "--base-url, the one model it lists")
 
 
 def _from_alias(workspace: Path, alias: str, model: str | None) -> Endpoint:
@@ -151,7 +170,17 @@ class Reply:
 def _retryable(error: BaseException) -> bool:
     if isinstance(error, openai.APIStatusError):
         return error.status_code == 429 or error.status_code >= 500
+    if _refused(error):  # nothing listens there: waiting will not start the server
+        return False
     return isinstance(error, openai.APITimeoutError | openai.APIConnectionError | httpx.TransportError)
+
+
+def _refused(error: BaseException | None) -> bool:
+    while error is not None:
+        if isinstance(error, ConnectionRefusedError):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _wait(retry_state) -> float:

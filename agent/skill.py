@@ -249,8 +249,13 @@ def _last_line(text: str) -> str:
 
 
 def check_text(markdown: str, workspace: Path) -> list[Verdict]:
+    """Each command judged on its own thread: most of the time is the `--help` of a CLI that takes a second
+    to start, and a playbook names a dozen of them."""
+    from concurrent.futures import ThreadPoolExecutor
+
     checker = Checker(workspace)
-    return [checker.check(line, command) for line, command in commands(markdown)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return list(pool.map(lambda found: checker.check(*found), commands(markdown)))
 
 
 def tool_commands(names: list[str]) -> list[str]:

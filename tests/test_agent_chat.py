@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -150,3 +152,41 @@ def test_a_chat_whose_model_never_answers_says_so_and_exits_1(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"could not reach m at http://127.0.0.1:{port}/v1" in done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_url_without_a_model_takes_the_one_model_the_server_lists(tmp_path):
+    with ScriptedOpenAIServer(lambda request: Reply("hi"), model="Qwen/Qwen3-4B") as server:
+        done = subprocess.run([RLPILOT, "chat", "--json", "--base-url", server.base_url], input="hello\n",
+                              cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    session = next(e for e in _events(done.stdout) if e["type"] == "session")
+    assert session["model"].startswith("Qwen/Qwen3-4B at ") and "the one model it lists" in session["model"]
+    assert {request["model"] for request in server.requests} == {"Qwen/Qwen3-4B"}
+
+
+def test_a_url_without_a_model_serving_several_or_none_asks_for_one(tmp_path):
+    class TwoModels(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"data": [{"id": "a"}, {"id": "b"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), TwoModels)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    try:
+        for url, said in ((f"http://127.0.0.1:{server.server_port}/v1", "serves a, b"),
+                          (f"http://127.0.0.1:{closed}/v1", "did not say which model it serves")):
+            done = subprocess.run([RLPILOT, "chat", "--base-url", url], input="hello\n", cwd=tmp_path,
+                                  env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+            assert done.returncode == 2 and said in done.stderr and "--model" in done.stderr, done.stderr
+            assert "default" not in done.stdout + done.stderr
+    finally:
+        server.shutdown()

@@ -69,3 +69,8 @@ def test_a_read_inside_a_root_refuses_dot_dot_absolute_and_links_out(tmp_path: P
     for name in ("../secret", str(tmp_path / "secret"), "link"):
         with pytest.raises(BadInput, match="outside"):
             files.read_text_bounded(root / name, root=root)
+
+
+def test_a_size_reads_as_a_person_writes_it() -> None:
+    sizes = [812, 3482, 8 << 20, int(79.0491 * (1 << 20)), 2254857830]
+    assert [files.describe_size(size) for size in sizes] == ["812 bytes", "3.4 KiB", "8 MiB", "79 MiB", "2.1 GiB"]

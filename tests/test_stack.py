@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tools.installed import cli_version
+
 RLPILOT = Path(sys.executable).parent / "rlpilot"
 UV = shutil.which("uv")
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -183,3 +185,19 @@ def test_human_output_names_what_is_missing(empty_workspace, tmp_path):
     assert done.returncode == 0
     assert "prime        not found" in done.stdout
     assert "no   hosted-training" in done.stdout
+
+
+def test_a_python_clis_version_is_read_from_its_metadata_without_starting_it(tmp_path):
+    venv = tmp_path / "tool-venv"
+    site = venv / "lib" / "python3.12" / "site-packages" / "prime-9.8.7.dist-info"
+    site.mkdir(parents=True)
+    (site / "entry_points.txt").write_text("[console_scripts]\nprime = prime_cli.main:run\n")
+    (site / "METADATA").write_text("Metadata-Version: 2.4\nName: prime\nVersion: 9.8.7\n")
+    script = venv / "bin" / "prime"
+    script.parent.mkdir()
+    # The first line names the venv's interpreter, as pip and uv write it. There is no interpreter there:
+    # started, the script could not say any version.
+    script.write_text(f"#!{venv}/bin/python\nimport sys\n")
+    script.chmod(0o755)
+    found = cli_version("prime", ["--version"], {"PATH": str(script.parent)})
+    assert found is not None and found.version == "9.8.7" and found.path == str(script)

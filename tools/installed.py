@@ -49,9 +49,36 @@ def _version_of(path: str, signature: tuple[int, int], argv: tuple[str, ...],
     """Asked once per program file: starting a CLI costs half a second, and a long session (or the
     brain bench's every scenario) asks again and again. An upgrade rewrites the file, which changes
     its signature and asks anew."""
+    declared = _declared_version(Path(path))
+    if declared:
+        return declared
     outcome = process.run([path, *argv], env=dict(environ), timeout=60)
     match = re.search(r"(\d+\.\d+(?:\.\d+)?\S*)", outcome.stdout)
     return match.group(1) if outcome.ok and match else None
+
+
+def _declared_version(script: Path) -> str | None:
+    """The version of the Python distribution that declares `script` as its console script, read from
+    the metadata beside the interpreter its first line names: no program started (prime takes a second
+    and more to say `--version`). None for a program that is no such script (uv is a binary)."""
+    try:
+        with script.open("rb") as handle:
+            first = handle.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!") or b"python" not in first:
+        return None
+    interpreter = Path(first[2:].decode(errors="replace").strip().split()[0])
+    entry = re.compile(rf"^\s*{re.escape(script.name)}\s*=", re.M)
+    for site in interpreter.parent.parent.glob("lib/python3*/site-packages"):
+        for info in site.glob("*.dist-info"):
+            try:
+                if entry.search((info / "entry_points.txt").read_text(errors="replace")):
+                    version = re.search(r"^Version:\s*(\S+)", (info / "METADATA").read_text(errors="replace"), re.M)
+                    return version.group(1) if version else None
+            except OSError:
+                continue
+    return None
 
 
 def find_prime_rl(explicit: Path | None, workspace: Path, environ: dict[str, str]) -> PrimeRL | None:

@@ -59,7 +59,10 @@ _SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
         # base64 of `user:password`; the digit or `+/=` it needs keeps prose ("Basic usage") out
         (("basic",), r"(\bBasic\s+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{8,}={0,2}"),
         (("://",), r"(://[^\s:/@]+:)[^\s/@]+(?=@)"),  # the password in a URL, however short
-        (_KEY_WORDS, r"(?i:((?:api[_-]?key|token|secret|password|passwd)[\"']?\s*[=:]\s*[\"']?))[^\s\"',}]{6,}"),
+        # the name is a word of its own or its last part after `_`/`-` (MY_TOKEN, api-key), never the tail of
+        # another word (tiktoken); `==` compares (a package pin), it does not assign
+        (_KEY_WORDS, r"(?i:((?<![a-z0-9])(?:[a-z0-9]+[_-])*(?:api[_-]?key|token|secret|password|passwd)[\"']?\s*"
+                     r"(?:=(?!=)|:)\s*[\"']?))[^\s\"',}]{6,}"),
         (("--",), r"(?i:(--(?:api-key|token|secret|password)[= ]))\S+"),
     ))
 

@@ -53,6 +53,20 @@ def test_each_shape_is_masked_by_the_detector_library_or_our_shapes(text: str, s
     assert secret not in masked and MASK in masked
 
 
+@pytest.mark.parametrize("text", [" + tiktoken==0.9.0", "tokenizers>=0.21.0,<0.22", "bucket=monkey-wrench-12",
+                                  "max_tokens=10000", "Resolved 3 packages: tiktoken==0.9.0, tokenizers==0.21.1"])
+def test_a_key_word_inside_another_word_or_a_version_pin_is_not_a_secret(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("MY_TOKEN=abcdefgh1234", "abcdefgh1234"), ("x-api-key: abcdefgh1234", "abcdefgh1234"),
+    ('{"secret": "abcdefgh1234"}', "abcdefgh1234"), ("password = hunter2hunter2", "hunter2hunter2"),
+])
+def test_a_key_named_as_a_word_of_its_own_or_after_a_separator_is_masked(text: str, secret: str) -> None:
+    assert secret not in redact(text) and MASK in redact(text)
+
+
 def test_secret_named_variables_are_masked_and_ordinary_text_is_not(monkeypatch) -> None:
     monkeypatch.setenv("GITHUB_PAT", PAT_VALUE)
     monkeypatch.setenv("STRIPE_PK", STRIPE_VALUE)

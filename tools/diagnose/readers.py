@@ -40,6 +40,7 @@ import orjson
 from tools.diagnose.series import Clock, Collector, Run, text_number
 from tools.errors import BadInput
 from tools.files import BoundedLines
+from tools.io.files import describe_size
 
 FORMATS = {
     "metrics-jsonl": "metrics JSON lines (prime-rl, Tinker, verl's file logger)",
@@ -582,8 +583,8 @@ _DOCUMENT_WHAT = {
 def _load_document(path: Path) -> object:
     size = path.stat().st_size
     if size > DOCUMENT_LIMIT:
-        raise BadInput("source-too-large", f"{path}: a {size >> 20} MiB JSON document that is not a metrics array",
-                       f"documents up to {DOCUMENT_LIMIT >> 20} MiB are read whole; save the metrics with "
+        raise BadInput("source-too-large", f"{path}: a {describe_size(size)} JSON document that is not a metrics array",
+                       f"documents up to {describe_size(DOCUMENT_LIMIT)} are read whole; save the metrics with "
                        "`prime train metrics RUN --output json` or as JSON lines")
     with _open(path) as handle:
         text = handle.read()

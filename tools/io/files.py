@@ -46,8 +46,12 @@ def real_path(path: Path) -> Path:
                        "the path is a symlink that points back at itself; fix or remove the link") from None
 
 
-def _describe(size: int) -> str:
-    return f"{size / MiB:g} MiB" if size >= MiB else f"{size} bytes"
+def describe_size(size: int) -> str:
+    """A size as a person reads it: 812 bytes, 3.4 KiB, 8 MiB, 2.1 GiB (at most one decimal, never 79.0491)."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", MiB), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size} bytes"
 
 
 def inside(path: Path, root: Path) -> Path:
@@ -90,8 +94,8 @@ def read_bytes_bounded(path: Path, limit: int = CONFIG_LIMIT, root: Path | None 
         size = os.fstat(handle.fileno()).st_size
         data = handle.read(limit + 1) if size <= limit else b""
     if size > limit or len(data) > limit:
-        raise BadInput("file-too-large", f"{path} is {_describe(max(size, len(data)))}, over the "
-                       f"{_describe(limit)} rlpilot reads whole", "pass the config file itself, not a data file")
+        raise BadInput("file-too-large", f"{path} is {describe_size(max(size, len(data)))}, over the "
+                       f"{describe_size(limit)} rlpilot reads whole", "pass the config file itself, not a data file")
     return data
 
 
@@ -144,7 +148,8 @@ class BoundedLines:
             raise StopIteration
         self.number += 1
         if len(line) > self.limit:
-            raise BadInput("line-too-long", f"{self.path}:{self.number}: a line longer than {_describe(self.limit)}",
+            raise BadInput("line-too-long",
+                           f"{self.path}:{self.number}: a line longer than {describe_size(self.limit)}",
                            "that is not a metrics, log or traces line; pass the run's own files")
         return line
 
