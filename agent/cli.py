@@ -6,6 +6,7 @@ pydantic) is imported only once its subcommand is chosen.
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from pathlib import Path
@@ -66,15 +67,25 @@ def _dispatch(argv: list[str]) -> int:
         if group and (len(argv) == 1 or argv[1] in ("-h", "--help")):
             print(_overview(argv[0]))
             return 0
-        print(f"rlpilot: unknown command {' '.join(argv[:2])!r}\n{USAGE}\nrun `rlpilot --help` for the list",
-              file=sys.stderr)
-        if "--json" in argv:
-            print(json_error("unknown-command", f"unknown command {' '.join(argv[:2])!r}",
-                             "run `rlpilot --help` for the list"))
-        return 2
+        return _unknown(argv, group)
     from agent.tool_cli import run_command
 
     return run_command(entry, argv[used:])
+
+
+def _unknown(argv: list[str], group: list) -> int:
+    """Name only the word that is unknown (a group's subcommand, or the command), never its arguments,
+    and the nearest command there is."""
+    if group:
+        typed, known = " ".join(argv[:2]), [" ".join(e.command) for e in group]
+    else:
+        typed, known = argv[0], [*COMMANDS, *dict.fromkeys(e.command[0] for e in CATALOG)]
+    close = difflib.get_close_matches(typed, known, n=1, cutoff=0.6)
+    hint = f"did you mean `rlpilot {close[0]}`?" if close else "run `rlpilot --help` for the list"
+    print(f"rlpilot: unknown command {typed!r}; {hint}\n{USAGE}", file=sys.stderr)
+    if "--json" in argv:
+        print(json_error("unknown-command", f"unknown command {typed!r}", hint))
+    return 2
 
 
 def _overview(group: str | None = None) -> str:

@@ -145,9 +145,10 @@ class Agent:
             return self.client.complete(bounded(self.session.messages(), self.max_history), self.schemas,
                                         self.surface.on_text)
 
-    def send(self, text: str, name: str | None = None) -> None:
+    def send(self, text: str, name: str | None = None) -> bool:
         """One user turn (`name`: who said it, where several people share a session). Ctrl-C ends
-        the turn (and the runner kills what it started)."""
+        the turn (and the runner kills what it started). False when the model could not be reached
+        or failed in a way retrying did not fix (the error event says which)."""
         assert self.client is not None, "offline sessions take slash commands only"
         self.session.add_message({"role": "user", "content": text, **({"name": name} if name else {})})
         answered: dict[str, str] = {}  # a call made again in this turn, word for word, is not run again
@@ -159,7 +160,7 @@ class Agent:
                 if not reply.text and not reply.tool_calls:  # kept out of the transcript: servers refuse it
                     self.surface.emit({"type": "error", "message": "the model answered with nothing (no text, no "
                                        "tool call); ask again, or try another model"})
-                    return
+                    return True
                 if reply.finish_reason == "length":
                     self.surface.emit({"type": "notice", "message": f"the reply was cut at {self.client.reply_tokens} "
                                        "tokens ([agent] reply_tokens in configs/rlpilot.toml)"})
@@ -170,7 +171,7 @@ class Agent:
                 if reply.text:
                     self.surface.emit({"type": "assistant", "text": reply.text})
                 if not reply.tool_calls:
-                    return
+                    return True
                 refusal = ToolError("too-many-tool-calls", f"that reply made {len(reply.tool_calls)} tool calls; at "
                                     f"most {self.max_calls} run per reply, and the other {dropped} were not run",
                                     "call the tools that matter most, fewer at a time")
@@ -188,8 +189,10 @@ class Agent:
                                "say how to go on"})
         except ModelError as error:
             self.surface.emit({"type": "error", "message": str(error)})
+            return False
         except KeyboardInterrupt:
             self.surface.emit({"type": "error", "message": "turn cancelled"})
+        return True
 
     def _model_call(self, call: ToolCall) -> Outcome:
         """A call as the model wrote it; one it wrote wrong is a failed tool event the user sees too."""

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from agent.sessions import Session, SessionNotFound, Store
-from tools.catalog import Evidence, named
+from tools.catalog import Effect, Evidence, named
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
 from tools.errors import BadInput
@@ -44,9 +44,17 @@ class Report(ToolResult):
     observed: dict[str, Any]
     next_step: NextStep
     notes: str | None = None
+    # What this session did beyond its own machine's files (installed, pushed, launched, stopped), as recorded.
+    actions: list[dict[str, Any]] = Field(default_factory=list)
+
+    def carries_anything(self) -> bool:
+        """Whether the session did or measured something the report can show (else it is all "none")."""
+        return bool(self.deltas or self.actions or any(self.observed.get(part) for part in ("evals", "runs", "spend")))
 
     def render(self) -> str:
-        lines = ["## 1. Config deltas applied"]
+        done = "; ".join(_action_text(action) for action in self.actions)
+        lines = [f"Actions this session: {done}", ""] if done else []
+        lines += ["## 1. Config deltas applied"]
         lines += [f"- `{d.key}`: {shown(d.from_)} -> {shown(d.to)}" + (f" ({d.file})" if d.file else "")
                   for d in self.deltas] or ["- none"]
         lines += ["", "## 2. Why"]
@@ -100,6 +108,11 @@ def shown(value: Any) -> str:
     return str(value)
 
 
+def _action_text(action: dict[str, Any]) -> str:
+    arguments = ", ".join(f"{key} {shown(value)}" for key, value in action["arguments"].items() if value is not None)
+    return f"{action['tool']} ({arguments})" if arguments else action["tool"]
+
+
 def share(fraction: float | None) -> str:
     return "an unknown share" if fraction is None else f"{fraction:.0%}"
 
@@ -123,10 +136,12 @@ def _delta_step(delta: Delta) -> str:
 
 
 def report(args: ReportInput, ctx: Context) -> Report:
-    session_id = args.session or ctx.session_id
-    if not session_id:
-        raise BadInput("no-session", "there is no session to report on", "pass --session ID (see `rlpilot sessions`)")
+    """The report of the session named, the chat's own, or else the newest one (the first `rlpilot sessions` lists)."""
     store = Store(rlpilot_home(ctx.workspace))
+    session_id = args.session or ctx.session_id or next((s["id"] for s in store.list(limit=1)), None)
+    if not session_id:
+        raise BadInput("no-session", f"there are no sessions in {store.path} to report on",
+                       "start one with `rlpilot chat`; sessions live in the workspace's .rlpilot/ or RLPILOT_HOME")
     try:
         session = store.open(session_id)
     except SessionNotFound:
@@ -149,7 +164,14 @@ def build(session: Session, notes: str | None = None) -> Report:
         observed={"evals": evals, "runs": [_run_observation(r) for r in runs], "spend": _spend(records)},
         next_step=_next_step(evals, runs, records),
         notes=notes,
+        actions=[{"tool": r["name"], "arguments": r["arguments"]} for r in records if _acted(r)],
     )
+
+
+def _acted(record: dict[str, Any]) -> bool:
+    """A call that left the machine or that the person had to confirm (a push, an install, a launch, a stop)."""
+    entry = named(record["name"])
+    return entry is not None and (entry.effect is Effect.EXTERNAL or entry.confirms)
 
 
 def _spend(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -177,7 +199,7 @@ def _eval_observation(record: dict[str, Any]) -> dict[str, Any] | None:
     if "verdict" not in summary:
         return None
     keep = ("verdict", "reward", "reward_kind", "zero_variance_fraction", "all_fail_fraction",
-            "all_pass_fraction", "pass_at_k", "rollouts", "errored")
+            "all_pass_fraction", "pass_at_k", "rollouts", "errored", "unjudged_because")
     observation = {k: summary[k] for k in keep if k in summary}
     observation["source"] = record["arguments"].get("path") or record["arguments"].get("env")
     observation["recommendations"] = summary.get("recommendations", [])
@@ -221,6 +243,11 @@ def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records:
                         done_when=list(worst.get("stop_when", [])),
                         stop_if=[f"{worst['code']} is still found 50 steps after the change, or a new error finding "
                                  f"appears: {_roll_back(runs[-1], worst)}"])
+    if evals and evals[-1].get("verdict") == "unjudged":
+        because = "; ".join(evals[-1].get("unjudged_because") or []) or "too few rollouts per example"
+        return NextStep(action=f"the eval could not judge reward diversity ({because}): rerun it so that it can, "
+                               "before changing the environment or training",
+                        done_when=["the rerun's verdict is ready"], stop_if=[_EVAL_STILL_BROKEN])
     if evals and evals[-1].get("verdict") != "ready":
         last = evals[-1]
         advice = [f"{r['action']} ({r['reason']})" for r in last.get("recommendations", []) if isinstance(r, dict)]

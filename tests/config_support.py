@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SHARED
+from conftest import shared, shared_cases
 
 from tools.configs.detect import Installed, detect_file
 from tools.configs.document import load
@@ -31,12 +31,13 @@ ERAS = {
 NOTHING = Installed()
 
 
-def fixture_files(era_prefix: str = "") -> list[str]:
-    """Fixture paths relative to FIXTURES, for test ids; empty when the fixtures are absent."""
-    if not FIXTURES.is_dir():
-        return []
-    return sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.rglob("*.toml")
-                  if str(p.relative_to(FIXTURES)).startswith(era_prefix))
+def fixture_files(era_prefix: str = "", strip: str = "") -> list[str]:
+    """Fixture paths relative to FIXTURES (less `strip`), for test ids; one skipping case when the
+    fixtures are absent."""
+    def found(folder: Path) -> list[str]:
+        relative = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.toml"))
+        return [r.removeprefix(strip) for r in relative if r.startswith(era_prefix)]
+    return shared_cases("fixtures", found)
 
 
 def era_of(relative: str) -> Dialect:
@@ -65,7 +66,6 @@ def check_config(path: Path, dialect: Dialect | str | None = None, installed: In
     return check_data(config.data, config.text, detection, installed, config.path, target=target)
 
 
-CORPUS = SHARED / "corpus/prime-rl"
 
 
 def real_checkout(ref: str = "main") -> Path:
@@ -149,9 +149,10 @@ def migration_sources() -> list[tuple[Path, Kind]]:
     """What main's schema judges after a migration: every classic and transition file upstream
     published that main has a schema for (eval files before main have none; an overlay is judged
     with its base), and the lab-era fixtures."""
-    found = [(p, check_config(p).kind) for ref in ("v0.4.0", "v0.7.0") for p in sorted((CORPUS / ref).rglob("*.toml"))]
+    corpus, lab = shared("corpus/prime-rl"), shared("fixtures/hosted-lab")
+    found = [(p, check_config(p).kind) for ref in ("v0.4.0", "v0.7.0") for p in sorted((corpus / ref).rglob("*.toml"))]
     found = [(p, kind) for p, kind in found if kind not in (Kind.EVAL, Kind.OVERLAY)]
-    return found + [(p, Kind.RL) for p in sorted((FIXTURES / "hosted-lab").glob("*.toml"))]
+    return found + [(p, Kind.RL) for p in sorted(lab.glob("*.toml"))]
 
 
 def lost_keys(source_text: str, output_text: str, moved: list[str]) -> list[str]:

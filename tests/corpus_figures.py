@@ -17,7 +17,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from config_support import CORPUS, FIXTURES, NOTHING, check_config, lost_keys, migration_sources  # noqa: E402
+from config_support import NOTHING, check_config, lost_keys, migration_sources  # noqa: E402
+from conftest import CORPUS, FIXTURES  # noqa: E402
 
 from tools.configs.migrate import migrate  # noqa: E402
 from tools.configs.upstream import from_checkout, validate  # noqa: E402

@@ -147,6 +147,9 @@ class Scenario:
     checkpoint_every: int | None = None  # a run folder with checkpoints/step_N
     after_last_step: list[tuple[str, float, str]] = field(default_factory=list)  # (log, seconds after, line)
     consequences: dict[str, str] = field(default_factory=dict)  # code -> the code it must follow from
+    # The step where the latent change the scenario plants begins (the truth `primary.at_step` is measured
+    # against); None where the trouble has no start inside the run (flat from the first step, healthy).
+    onset: int | None = None
 
     def run(self) -> list[dict[str, Value]]:
         rng = random.Random(f"{self.name}/{self.seed}")
@@ -285,38 +288,41 @@ PIPELINE = "   INFO Train batch 3/8 (37.5%); 128 inflight episodes (train=128, e
 SCENARIOS: list[Scenario] = [
     # Reward rise-then-collapse, three shapes.
     Scenario("collapse-gradual", "metrics-jsonl", 1200, _collapse_gradual(1200, 600, 950), "reward-collapse",
-             (600, 700), consequences={"entropy-collapse": "reward-collapse", "length-truncation": "reward-collapse"}),
+             (600, 700), consequences={"entropy-collapse": "reward-collapse", "length-truncation": "reward-collapse"},
+             onset=620),
     Scenario("collapse-gradual-classic", "metrics-jsonl-classic", 1600, _collapse_gradual(1600, 900, 1300),
-             "reward-collapse", (800, 1000)),
+             "reward-collapse", (800, 1000), onset=920),
     Scenario("collapse-after-grad-spike", "run-dir", 800, _collapse_after_spike, "reward-collapse", (450, 450),
-             checkpoint_every=50, consequences={"grad-norm-spike": "reward-collapse"}),
+             checkpoint_every=50, consequences={"grad-norm-spike": "reward-collapse"}, onset=470),
     Scenario("collapse-after-lr-warmup", "csv", 600, _collapse_after_warmup, "reward-collapse", (120, 170),
-             consequences={"entropy-explosion": "reward-collapse"}),
+             consequences={"entropy-explosion": "reward-collapse"}, onset=160),
     # Reward hacking, two shapes.
-    Scenario("hacking-eval-diverges", "metrics-jsonl", 1000, _hacking_eval, "reward-hacking-suspected", (150, 350)),
+    Scenario("hacking-eval-diverges", "metrics-jsonl", 1000, _hacking_eval, "reward-hacking-suspected", (150, 350),
+             onset=250),
+    # The length begins to grow at step 250: the rollback lands there or a little later, before the reward follows.
     Scenario("hacking-runaway-length", "prime-train-metrics", 700, _hacking_length, "reward-hacking-suspected",
-             (290, 360), consequences={"length-truncation": "reward-hacking-suspected"}),
+             (240, 360), consequences={"length-truncation": "reward-hacking-suspected"}, onset=250),
     # Entropy collapse into a plateau: the slow learning is its consequence.
     # The entropy begins to fall at step 50: the rollback lands there, not where it crossed half its start.
     Scenario("entropy-collapse-plateau", "console-log-classic", 900, _entropy_plateau, "entropy-collapse", (40, 90),
-             consequences={"slow-learning": "entropy-collapse"}),
+             consequences={"slow-learning": "entropy-collapse"}, onset=50),
     # NaN after the mismatch KL rose: the mismatch is the root, the NaN its consequence.
     # The mismatch starts growing at step 300 and passes 0.01 near 420: the rollback lands in between.
     Scenario("nan-after-mismatch", "json-log", 600, _nan_after_mismatch, "mismatch-kl-high", (300, 420),
-             consequences={"non-finite": "mismatch-kl-high"}),
+             consequences={"non-finite": "mismatch-kl-high"}, onset=300),
     # Stalls: a live console log whose orchestrator keeps reporting, a run folder whose inference keeps serving.
     Scenario("stall-live-console", "live-console-log", 500, _healthy(500), "stalled", (499, 499),
-             after_last_step=[("orchestrator", 10.0 * i, PIPELINE) for i in range(1, 240)]),
+             after_last_step=[("orchestrator", 10.0 * i, PIPELINE) for i in range(1, 240)], onset=500),
     Scenario("stall-run-dir", "run-dir", 700, _healthy(700), "stalled", (650, 650), checkpoint_every=50,
-             after_last_step=[("inference", 30.0 * i, "   INFO GET /health 200") for i in range(1, 120)]),
+             after_last_step=[("inference", 30.0 * i, "   INFO GET /health 200") for i in range(1, 120)], onset=700),
     Scenario("zero-advantage", "metrics-jsonl-classic", 500,
              lambda t, rng: Latent(ramp(t, 0, 500, 0.05, 0.062)), "zero-advantage-dominant", None),
     Scenario("staleness", "csv", 400,
              lambda t, rng: Latent(learning(t, 400), healthy_entropy(t, 400), stale=0.85 if t >= 120 else 0.05,
-                                   dropped=6.0 if t >= 120 else 0.0), "staleness", (95, 125)),
+                                   dropped=6.0 if t >= 120 else 0.0), "staleness", (95, 125), onset=120),
     Scenario("errored-rollouts", "console-log", 600,
              lambda t, rng: Latent(learning(t, 600), healthy_entropy(t, 600), error=ramp(t, 250, 270, 0.005, 0.15)),
-             "errored-rollouts", (235, 265)),
+             "errored-rollouts", (235, 265), onset=250),
     Scenario("oom", "run-dir", 340, _healthy(340), "oom", (300, 300), checkpoint_every=100,
              after_last_step=[("trainer", 4.0, "  ERROR torch.OutOfMemoryError: CUDA out of memory. Tried to "
                                                "allocate 4.00 GiB. GPU 0 has a total capacity of 79.2 GiB")]
@@ -387,18 +393,39 @@ def _saturating(steps: int, end: float = 0.995) -> Callable[[int, random.Random]
 
 SCENARIOS += [
     # Gradual onsets: the decline starts long before any threshold; the rollback lands before it.
-    Scenario("gradual-slide", "metrics-jsonl", 1200, _slide, "reward-collapse", (380, 470)),
-    Scenario("gradual-slide-run-dir", "run-dir", 1200, _slide, "reward-collapse", (350, 450), checkpoint_every=50),
-    Scenario("slow-erosion-then-fall", "csv", 1000, _slide_then_drop, "reward-collapse", (480, 600)),
+    Scenario("gradual-slide", "metrics-jsonl", 1200, _slide, "reward-collapse", (380, 470), onset=400),
+    Scenario("gradual-slide-run-dir", "run-dir", 1200, _slide, "reward-collapse", (350, 450), checkpoint_every=50,
+             onset=400),
+    Scenario("slow-erosion-then-fall", "csv", 1000, _slide_then_drop, "reward-collapse", (480, 600), onset=500),
     # A held-out eval logged in the same console falls while the training reward rises.
-    Scenario("eval-diverges-console", "console-log", 600, _eval_falls, "reward-hacking-suspected", (150, 260)),
+    Scenario("eval-diverges-console", "console-log", 600, _eval_falls, "reward-hacking-suspected", (150, 260),
+             onset=200),
     # Entropy explodes first; the reward collapse follows from it.
     Scenario("entropy-explosion-then-collapse", "console-log", 900, _explosion_then_collapse, "entropy-explosion",
-             (280, 345), consequences={"reward-collapse": "entropy-explosion"}),
+             (280, 345), consequences={"reward-collapse": "entropy-explosion"}, onset=300),
     # Healthy runs that learn their task to the ceiling and stay there.
     Scenario("saturating-healthy", "metrics-jsonl", 600, _saturating(600), None, None),
     Scenario("saturating-healthy-classic", "metrics-jsonl-classic", 800, _saturating(800, 0.98), None, None),
     Scenario("saturating-healthy-console", "console-log", 500, _saturating(500), None, None),
+]
+
+
+def _brevity(t: int, rng: random.Random) -> Latent:
+    """A reward with a length term: the policy halves its answers from step 200 and the reward climbs."""
+    return Latent(ramp(t, 200, 320, 0.25, 0.7), healthy_entropy(t, 600), length=ramp(t, 200, 300, 700, 150))
+
+
+def _peak_then_floor(t: int, rng: random.Random) -> Latent:
+    """Learns to 0.7, then collapses to almost nothing: a collapse, never a flat reward."""
+    skill = learning(min(t, 300), 300, 0.1, 0.72, pace=0.3) if t < 320 else ramp(t, 320, 380, 0.7, 0.01)
+    return Latent(skill, healthy_entropy(t, 700))
+
+
+SCENARIOS += [
+    # Reward up, response length halved in 100 steps: the reward's length term, not the task, is learned.
+    Scenario("length-collapse-brevity", "metrics-jsonl", 600, _brevity, "length-collapse", (185, 215), onset=200),
+    # The reward falls to the flat line after a real peak: the story is the collapse alone.
+    Scenario("collapse-to-the-floor", "csv", 700, _peak_then_floor, "reward-collapse", (290, 330), onset=320),
 ]
 
 
@@ -423,6 +450,7 @@ class Hosted:
     ceiling: float = 1.0  # the reward's scale: rewards are the success rate times this
     stall_after: float | None = None  # seconds of silence before the last step (and the platform's clock)
     checkpoints: list[int] = field(default_factory=list)
+    onset: int | None = None  # as Scenario.onset
 
     def run(self) -> list[dict[str, Value]]:
         rng = random.Random(f"hosted/{self.name}")
@@ -462,26 +490,28 @@ HOSTED: list[Hosted] = [
     Hosted("saturating-success-binary", 200, _saturating, None, None),
     Hosted("collapse", 400, lambda t, rng: Latent(learning(min(t, 200), 200, 0.1, 0.7) if t < 220
                                                   else ramp(t, 220, 330, 0.68, 0.15), healthy_entropy(t, 400),
-                                                  prompts=4), "reward-collapse", (190, 230), ceiling=2.0),
+                                                  prompts=4), "reward-collapse", (190, 230), ceiling=2.0, onset=220),
     Hosted("collapse-checkpointed", 400, lambda t, rng: Latent(learning(min(t, 200), 200, 0.1, 0.7) if t < 220
                                                                else ramp(t, 220, 330, 0.68, 0.15),
                                                                healthy_entropy(t, 400), prompts=4),
-           "reward-collapse", (150, 200), checkpoints=[50, 100, 150, 200, 250, 300]),
+           "reward-collapse", (150, 200), checkpoints=[50, 100, 150, 200, 250, 300], onset=220),
     Hosted("stall", 150, lambda t, rng: Latent(steady(t, 150), healthy_entropy(t, 150), prompts=4), "stalled",
-           (148, 148), stall_after=3 * 3600.0),
+           (148, 148), stall_after=3 * 3600.0, onset=149),
 ]
 
 
 def figures() -> None:
-    """Per case: the expected and found primary and rollback step, and whether each is right."""
+    """Per case: the expected and found primary, rollback step and onset (`primary.at_step` against the
+    step where the planted change begins), and whether the story is right."""
     import tempfile
 
     from tools.contract import Context
     from tools.diagnose.tool import DiagnoseInput, diagnose
 
     right = rolled = ranged = 0
-    print(f"| {'case':36} | format | expected | found | rollback expected | found | ok |")
-    print("|---|---|---|---|---|---|---|")
+    errors: list[int] = []
+    print(f"| {'case':36} | format | expected | found | rollback expected | found | onset | at_step | error | ok |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as scratch:
         for index, case in enumerate(SCENARIOS + HOSTED):
             folder = Path(scratch) / str(index)
@@ -489,18 +519,28 @@ def figures() -> None:
             result = diagnose(DiagnoseInput(source=source), Context(workspace=folder))
             found = result.primary.code if result.primary else None
             back = result.primary.rollback_step if result.primary else None
+            at = result.primary.at_step if result.primary else None
             primary_ok = found == case.primary
             back_ok = back is None if case.rollback is None else back is not None and case.rollback[0] <= back <= \
                 case.rollback[1]
             right += primary_ok
             ranged += case.rollback is not None
             rolled += back_ok and case.rollback is not None
+            error = at - case.onset if primary_ok and at is not None and case.onset is not None else None
+            if error is not None:
+                errors.append(error)
             fmt = "hosted-export" if isinstance(case, Hosted) else case.fmt
             print(f"| {case.name:36} | {fmt} | {case.primary or 'healthy'} | {found or 'healthy'} | "
                   f"{case.rollback or '-'} | {back if back is not None else '-'} | "
-                  f"{'yes' if primary_ok and back_ok else 'NO'} |")
+                  f"{case.onset if case.onset is not None else '-'} | {at if at is not None else '-'} | "
+                  f"{f'{error:+d}' if error is not None else '-'} | {'yes' if primary_ok and back_ok else 'NO'} |")
     total = len(SCENARIOS) + len(HOSTED)
     print(f"\nstories right: {right} of {total}; rollback steps in range: {rolled} of {ranged}")
+    if errors:
+        ordered = sorted(abs(e) for e in errors)
+        print(f"onset error (at_step - planted onset) over {len(errors)} dated stories: mean |error| "
+              f"{sum(ordered) / len(ordered):.1f} steps, median {ordered[len(ordered) // 2]}, worst {ordered[-1]}; "
+              f"early in {sum(e < 0 for e in errors)}, late in {sum(e > 0 for e in errors)}")
 
 
 if __name__ == "__main__":

@@ -344,3 +344,138 @@ def write_hosted_export(folder: Path, run: list[dict[str, Value]], ceiling: floa
     final = {k: x for k, x in records[-2].items() if k not in ("step", "timestamp")}
     dump("metrics_summary.json", {"run_id": run_id, "latest_step": last, "metrics": final})
     return folder
+
+
+# --- other trainers, in the files they write -------------------------------------------------------
+# Each mapping is canonical series -> the name the trainer logs, read from its public code (the
+# vocabulary tables in tools/diagnose/vocabularies/ name the files and commits); `*_EXTRA` are names the
+# trainer logs beside them that diagnosis reads for nothing.
+
+TINKER = {  # tinker_cookbook/rl/metric_util.py, rl/metrics.py, rl/train.py
+    "reward_mean": "env/all/reward/total",
+    "response_length": "env/all/ac_tokens_per_turn",
+    "trainable_frac": "env/all/by_group/frac_mixed",
+    "solved_all_frac": "env/all/by_group/frac_all_good",
+    "solved_none_frac": "env/all/by_group/frac_all_bad",
+    "entropy": "optim/entropy",
+    "mismatch_kl": "optim/kl_sample_train_v2",
+    "learning_rate": "optim/lr",
+    "step_time": "time/total",
+}
+TINKER_EXTRA = ("env/all/ob_tokens_per_turn", "env/all/turns_per_episode", "env/all/total_episodes",
+                "env/all/total_turns", "env/all/total_ac_tokens", "env/all/total_ob_tokens", "optim/kl_sample_train_v1",
+                "time/sampling_time_mean", "time/sampling_time_max", "time/train_step")
+TRL = {  # trl/trainer/grpo_trainer.py (GRPOTrainer._metrics), with transformers' loss/grad_norm/learning_rate
+    "reward_mean": "reward",
+    "reward_std": "reward_std",
+    "entropy": "entropy",
+    "grad_norm": "grad_norm",
+    "loss": "loss",
+    "response_length": "completions/mean_length",
+    "truncated_frac": "completions/clipped_ratio",
+    "learning_rate": "learning_rate",
+}
+TRL_EXTRA = ("num_tokens", "completions/min_length", "completions/max_length", "completions/mean_terminated_length",
+             "rewards/accuracy_reward/mean", "rewards/accuracy_reward/std", "kl", "clip_ratio/region_mean")
+VERL = {  # verl/trainer/ppo/metric_utils.py, ray_trainer.py, workers/fsdp_workers.py
+    "reward_mean": "critic/score/mean",
+    "entropy": "actor/entropy",
+    "grad_norm": "actor/grad_norm",
+    "loss": "actor/pg_loss",
+    "learning_rate": "actor/lr",
+    "response_length": "response_length/mean",
+    "truncated_frac": "response_length/clip_ratio",
+    "step_time": "timing_s/step",
+}
+VERL_EXTRA = ("critic/score/max", "critic/rewards/mean", "critic/advantages/mean", "prompt_length/mean",
+              "perf/throughput", "actor/ppo_kl", "actor/pg_clipfrac", "training/global_step", "training/epoch")
+OPENRLHF = {  # openrlhf/utils/logging_utils.py (`train/` + the actor and experience status keys)
+    "reward_mean": "train/reward",
+    "response_length": "train/response_length",
+    "truncated_frac": "train/truncated",
+    "loss": "train/policy_loss",
+    "learning_rate": "train/actor_lr",
+    "grad_norm": "train/actor_grad_norm",
+    "mismatch_kl": "train/vllm_kl",
+}
+OPENRLHF_EXTRA = ("train/return", "train/total_length", "train/kl", "train/ppo_clip_ratio", "train/ppo_kl",
+                  "train/timing/make_experience", "train/timing/ppo_train")
+
+
+def _trainer_row(values: dict[str, Value], names: dict[str, str], extra: tuple[str, ...], step: int) -> dict[str, Any]:
+    row: dict[str, Any] = _named(values, names)
+    row.update({name: (step * 7 + i) % 13 / 13 for i, name in enumerate(extra)})
+    return row
+
+
+def write_tinker(folder: Path, run: list[dict[str, Value]]) -> Path:
+    """`<log_path>/metrics.jsonl` as tinker-cookbook's JsonLogger appends it: `{"step": i, ...metrics}`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "metrics.jsonl"
+    with path.open("w") as handle:
+        for step, values in enumerate(run):
+            row = {"step": step, "progress/batch": step, "progress/done_frac": (step + 1) / len(run)}
+            handle.write(json.dumps({**row, **_trainer_row(values, TINKER, TINKER_EXTRA, step)}) + "\n")
+    return path
+
+
+def write_trl_state(folder: Path, run: list[dict[str, Value]], logging_steps: int = 1) -> Path:
+    """`checkpoint-N/trainer_state.json` as transformers' Trainer saves it: `log_history` rows of the
+    GRPOTrainer's metrics with `step` (from 1) and `epoch`, pretty-printed, and a last row of totals."""
+    folder.mkdir(parents=True, exist_ok=True)
+    history = [{**_trainer_row(values, TRL, TRL_EXTRA, step), "epoch": round((step + 1) / len(run), 4),
+                "step": step + 1} for step, values in enumerate(run) if (step + 1) % logging_steps == 0]
+    history.append({"epoch": 1.0, "step": len(run), "total_flos": 0.0, "train_loss": 0.01, "train_runtime": 3600.0,
+                    "train_samples_per_second": 1.2, "train_steps_per_second": 0.1})
+    state = {"best_global_step": None, "best_metric": None, "best_model_checkpoint": None, "epoch": 1.0,
+             "eval_steps": 500, "global_step": len(run), "is_hyper_param_search": False, "is_local_process_zero": True,
+             "is_world_process_zero": True, "log_history": history, "logging_steps": logging_steps,
+             "max_steps": len(run), "num_input_tokens_seen": 0, "num_train_epochs": 1, "save_steps": 500,
+             "stateful_callbacks": {}, "total_flos": 0.0, "train_batch_size": 8, "trial_name": None,
+             "trial_params": None}
+    path = folder / "trainer_state.json"
+    path.write_text(json.dumps(state, indent=2, sort_keys=True))
+    return path
+
+
+def write_verl(folder: Path, run: list[dict[str, Value]]) -> Path:
+    """`<project>/<experiment>.jsonl` as verl's FileLogger writes it: `{"step": N, "data": {...}}` from step 1."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "qwen2_5_7b_grpo.jsonl"
+    with path.open("w") as handle:
+        for step, values in enumerate(run, 1):
+            handle.write(json.dumps({"step": step, "data": _trainer_row(values, VERL, VERL_EXTRA, step)}) + "\n")
+    return path
+
+
+def write_verl_console(path: Path, run: list[dict[str, Value]]) -> Path:
+    """verl's console logger: `step:N - name:value - ...`, values as pprint writes them (numpy scalars as
+    `np.float64(x)`), between the trainer's other output."""
+    lines = ["(TaskRunner pid=4242) Training from scratch"]
+    for step, values in enumerate(run, 1):
+        row = _trainer_row(values, VERL, VERL_EXTRA, step)
+        shown = [f"{name}:np.float64({value})" if i % 2 else f"{name}:{value}" for i, (name, value) in
+                 enumerate(row.items())]
+        lines.append("(TaskRunner pid=4242) " + " - ".join([f"step:{step}", *shown]))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def write_wandb_csv(path: Path, run: list[dict[str, Value]], names: dict[str, str], extra: tuple[str, ...] = (),
+                    step_column: str = "Step") -> Path:
+    """A W&B history export of any trainer: the step column, then `<run> - <name>` (with __MIN/__MAX)."""
+    header = [step_column]
+    columns = [*names.values(), *extra]
+    for raw in columns:
+        header += [f"grpo-run - {raw}", f"grpo-run - {raw}__MIN", f"grpo-run - {raw}__MAX"]
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        for step, values in enumerate(run):
+            row = _trainer_row(values, names, extra, step)
+            cells: list[Any] = [step]
+            for raw in columns:
+                text = "" if row.get(raw) is None else str(row[raw])
+                cells += [text, text, text]
+            writer.writerow(cells)
+    return path

@@ -123,8 +123,10 @@ def write_v016(folder: Path, groups: list[list[tuple[Parts, Parts]]]) -> Path:
     return folder
 
 
-def write_v02(folder: Path, groups: list[list[tuple[Parts, Parts]]], errors: int = 0) -> Path:
-    """verifiers 0.1.10-0.3: metrics{} and flattened, error data on failed rows, metadata with pass_at_k."""
+def write_v02(folder: Path, groups: list[list[tuple[Parts, Parts]]], errors: int = 0,
+              temperature: float | None = None) -> Path:
+    """verifiers 0.1.10-0.3: metrics{} and flattened, error data on failed rows, metadata with pass_at_k and
+    the run's `sampling_args` (`-T` lands in it as `temperature`)."""
     folder.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     for example, group in enumerate(groups):
@@ -144,7 +146,8 @@ def write_v02(folder: Path, groups: list[list[tuple[Parts, Parts]]], errors: int
     _jsonl(folder / "results.jsonl", rows)
     (folder / "metadata.json").write_text(json.dumps({
         "env_id": "board-game", "model": "stub-model", "num_examples": len(groups),
-        "rollouts_per_example": len(groups[0]), "avg_reward": 0.0, "avg_metrics": {}, "avg_error": 0.0,
+        "rollouts_per_example": len(groups[0]), "sampling_args": {"max_tokens": None, "temperature": temperature},
+        "avg_reward": 0.0, "avg_metrics": {}, "avg_error": 0.0,
         "pass_at_k": {"1": 0.0}, "pass_all_k": {"1": 0.0}, "pass_threshold": 0.5, "version_info": {}}))
     return folder
 
@@ -161,6 +164,36 @@ def write_traces(folder: Path, groups: list[list[tuple[Parts, Parts]]], env: str
     folder.mkdir(parents=True, exist_ok=True)
     _jsonl(folder / "traces.jsonl", [_episode(example, rewards, metrics, env)
                                      for example, group in enumerate(groups) for rewards, metrics in group])
+    return folder
+
+
+def write_v04_run(folder: Path, groups: list[list[tuple[Parts, Parts]]] | None, *, temperature: float | None = None,
+                  log: tuple[str, ...] = (), in_traces: bool = False) -> Path:
+    """A verifiers 0.4 vf-eval run directory (v1/cli/output.py): the resolved config saved before any rollout
+    (`configs/resolved/eval.json`, with `sampling` and `num_rollouts`), `traces.jsonl` (created empty up front,
+    an Episode appended per rollout; `groups=None`: the eval stopped before creating it), and this attempt's
+    log `logs/attempt_1/eval.log` with `logs/latest` pointing at it. `in_traces` records the temperature on each
+    trace's agent config instead of the saved config."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sampling = {"temperature": None if in_traces else temperature, "top_p": None, "reasoning_effort": None,
+                "max_tokens": 512}
+    config = folder / "configs" / "resolved" / "eval.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"model": "stub-model", "sampling": sampling, "num_tasks": len(groups or [0]),
+                                  "num_rollouts": len(groups[0]) if groups else 3, "output_dir": "outputs",
+                                  "run": {"name": folder.name, "dir": folder.name}, "push": False}, indent=2))
+    if groups is not None:
+        records = [_episode(example, rewards, metrics, "board-game")
+                   for example, group in enumerate(groups) for rewards, metrics in group]
+        for record in records if in_traces else []:
+            record["traces"][0]["agent"]["config"]["sampling"] = {**sampling, "temperature": temperature}
+        _jsonl(folder / "traces.jsonl", records)
+    attempt = folder / "logs" / "attempt_1"
+    attempt.mkdir(parents=True)
+    (attempt / "eval.log").write_text("".join(line + "\n" for line in [
+        "12:00:01    INFO eval config:", json.dumps({"model": "stub-model", "sampling": sampling}, indent=2),
+        f"12:00:02    INFO running {len(groups or [0])}x3 rollouts on stub-model", *log]))
+    (folder / "logs" / "latest").symlink_to("attempt_1")
     return folder
 
 
@@ -216,8 +249,9 @@ CASES = [
     Case("continuous-beyond-unit-v02", lambda f: write_v02(f, plain([[-2.0, -2.0], [3.0, 3.0], [0.5, 1.5],
                                                                      [1.0, -1.0]], "score_delta")),
          "no-diversity", "observed-range", "observed range -2..3", (0.25, 0.25)),
+    # A group of one has no variance to show: its shares would be the pass rate (issue 33).
     Case("one-rollout-per-example-v016", lambda f: write_v016(f, games([[True], [False], [False], [True]], 7)),
-         "no-diversity", "success-component", "within-group diversity is unjudged", (0.5, 0.5)),
+         "unjudged", "success-component", "rerun with `-r 3` or more", (None, None)),
     Case("errored-v02", lambda f: write_v02(f, games(mixed(4), 8), errors=4),
          "broken", "success-component", "ModelError: upstream returned 503", None),
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -86,8 +87,9 @@ def test_resume_after_the_process_is_killed_mid_turn(tmp_path):
 
 
 def test_help_lists_every_slash_command_and_an_unknown_one_says_so(tmp_path):
-    done = subprocess.run([RLPILOT, "chat", "--json"], input="/help\n/migrate\n/check --help\n/nope\n", cwd=tmp_path,
-                          env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    typed = "/help\n/migrate\n/check --help\n/nope\n/chek\n"
+    done = subprocess.run([RLPILOT, "chat", "--json"], input=typed, cwd=tmp_path, env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     events = _events(done.stdout)
     helped = next(e["message"] for e in events if e["type"] == "notice" and e["message"].startswith("slash commands"))
@@ -100,6 +102,7 @@ def test_help_lists_every_slash_command_and_an_unknown_one_says_so(tmp_path):
     assert "required" in usage
     assert any(e["type"] == "notice" and "--target" in e["message"] for e in events)
     assert any(e["type"] == "error" and "unknown command /nope" in e["message"] for e in events)
+    assert any(e["type"] == "error" and e["message"] == "unknown command /chek; did you mean /check?" for e in events)
 
 
 def test_a_model_the_person_names_answers_the_family_question(tmp_path):
@@ -135,3 +138,15 @@ def test_a_piped_line_that_answers_no_question_is_the_next_message_not_lost(tmp_
     users = [[m["content"] for m in r["messages"] if m["role"] == "user"] for r in server.requests]
     assert users[-1] == ["smoke-eval tiny-arith", "and what about my config?"]
     assert [e["text"] for e in events if e["type"] == "assistant"] == ["Nothing ran.", "Your config is fine."]
+
+
+def test_a_chat_whose_model_never_answers_says_so_and_exits_1(tmp_path):
+    with socket.socket() as probe:  # a loopback port nothing listens on: every connection is refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    done = subprocess.run([RLPILOT, "chat", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m"],
+                          input="hello\n", cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"could not reach m at http://127.0.0.1:{port}/v1" in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from agent_support import Recorder, call, make_agent
 from diagnose_support import make_run, write_jsonl
+from eval_support import write_traces
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 
 from agent.report import NextStep, Report
+from agent.sessions import Store
+from agent.surfaces.common import close_with_report
 from tools.deltas import Delta
+from tools.workspace import rlpilot_home
 
 REPO = Path(__file__).resolve().parents[1]
+RLPILOT = Path(sys.executable).parent / "rlpilot"
 TRAINING_CONFIG = REPO / "configs" / "training" / "tiny-arith.toml"
 SMOKE_EVAL = REPO / "environments" / "tiny_arith" / "examples" / "smoke-eval"
 LONG_DECIMAL = re.compile(r"\d\.\d{4,}")
@@ -108,3 +116,52 @@ def test_tables_show_their_keys_and_small_numbers_their_exponent():
     assert "- `orchestrator.buffer`: unset -> a table of easy_threshold, hard_threshold" in text
     assert "  - set `optimizer.lr` to 5e-7 (now 1e-6); the reward swings" in text
     assert text.index("done when: reward std halves") < text.index("stop if: reward falls")
+
+
+def _closing(tmp_path, records: list[tuple[str, dict, bool, dict | None]]) -> list[dict]:
+    """The events of a chat that ends (/quit) after these tool calls were recorded in its session."""
+    with ScriptedOpenAIServer(lambda request: Reply("")) as server:
+        recorder = Recorder()
+        agent = make_agent(tmp_path, server.base_url, ["config_tune", "env_install", "report"], recorder)
+        for name, arguments, ran, result in records:
+            agent.session.record_tool_call(name, arguments, ran, result, None if ran else {"declined": "no"})
+        close_with_report(agent)
+    return recorder.of_type("report")
+
+
+def test_a_session_ends_with_a_report_only_when_it_did_or_measured_something(tmp_path):
+    proposed = ("config_tune", {"path": "rl.toml"}, True,
+                {"path": "rl.toml", "deltas": [{"key": "orchestrator.batch_size", "from": 8, "to": 16,
+                                                "change": "double", "why": "more groups"}]})
+    assert _closing(tmp_path / "tuned-nothing", [proposed]) == []
+    assert _closing(tmp_path / "declined", [("env_install", {"env": "tester/score-env"}, False, None)]) == []
+    installed = _closing(tmp_path / "installed", [("env_install", {"env": "tester/score-env"}, True,
+                                                   {"env": "tester/score-env", "installed": True})])
+    assert installed[0]["report"]["actions"] == [{"tool": "env_install", "arguments": {"env": "tester/score-env"}}]
+
+
+def test_rlpilot_report_without_a_session_reports_the_newest(tmp_path):
+    store = Store(rlpilot_home(tmp_path))
+    older, newest = store.create("terminal", "first"), store.create("terminal", "second")
+    newest.record_tool_call("env_install", {"env": "tester/score-env"}, True, {"installed": True}, None)
+    done = subprocess.run([RLPILOT, "report", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["session"] == newest.id != older.id
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    none = subprocess.run([RLPILOT, "report"], cwd=empty, capture_output=True, text=True, timeout=60)
+    assert none.returncode == 2 and "no sessions" in none.stderr and "rlpilot chat" in none.stderr
+
+
+def test_an_eval_that_could_not_judge_diversity_is_rerun_not_fixed(tmp_path):
+    run = write_traces(tmp_path / "one-rollout", {i: [1.0 if i % 2 else 0.0] for i in range(10)})
+    with ScriptedOpenAIServer(lambda request: Reply("")) as server:
+        recorder = Recorder()
+        agent = make_agent(tmp_path, server.base_url, ["eval_summarize", "report"], recorder)
+        agent.call(agent.tools["eval_summarize"], {"path": str(run)})
+        agent.call(agent.tools["report"], {})
+    report = recorder.of_type("report")[0]["report"]
+    assert report["observed"]["evals"][0]["verdict"] == "unjudged"
+    action = report["next_step"]["action"]
+    assert action.startswith("the eval could not judge reward diversity") and "-r 3" in action
+    assert "fix the environment" not in action

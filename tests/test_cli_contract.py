@@ -75,6 +75,20 @@ def test_unknown_command_and_bad_flag_exit_2(tmp_path):
     assert bad_flag.returncode == 2 and "unrecognized arguments" in bad_flag.stderr
 
 
+@pytest.mark.parametrize(("argv", "named", "suggested"), [
+    (["diagnos", "outputs/fake-run"], "'diagnos'", "rlpilot diagnose"),
+    (["config", "chek", "rl.toml"], "'config chek'", "rlpilot config check"),
+    (["sesions"], "'sesions'", "rlpilot sessions"),
+])
+def test_a_typo_names_only_the_unknown_word_and_the_nearest_command(tmp_path, argv, named, suggested):
+    done = _rlpilot(*argv, "--json", cwd=tmp_path)
+    assert done.returncode == 2
+    first = done.stderr.splitlines()[0]
+    assert f"unknown command {named}" in first and f"did you mean `{suggested}`?" in first
+    assert argv[-1] not in first or len(argv) == 1  # its arguments are not glued into the name
+    assert json.loads(done.stdout)["error"]["hint"] == f"did you mean `{suggested}`?"
+
+
 def test_json_output_is_exactly_one_document(tmp_path):
     done = _rlpilot("stack", "--json", cwd=tmp_path)
     assert done.returncode == 0

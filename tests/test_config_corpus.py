@@ -6,14 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from config_support import CORPUS, check_config, real_checkout
+from config_support import check_config, real_checkout
+from conftest import CORPUS, shared, shared_cases
 
 from tools.configs.upstream import schema_findings
 from tools.eras import Dialect, Kind
 
 ERA = {"v0.4.0": Dialect.CLASSIC, "v0.7.0": Dialect.TRANSITION, "v0.8.0": Dialect.CURRENT,
        "main-2026-08-21": Dialect.CURRENT}
-FILES = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.toml")) if CORPUS.is_dir() else []
+FILES = shared_cases("corpus/prime-rl",
+                     lambda corpus: sorted(str(p.relative_to(corpus)) for p in corpus.rglob("*.toml")))
 
 
 @pytest.mark.parametrize("relative", FILES)
@@ -37,9 +39,7 @@ def test_each_published_config_has_no_error_as_its_kind(relative: str) -> None:
     ("main-2026-08-21/configs/ci/slim_sft.toml", Kind.SFT),  # only `[slurm]`: the name's last word says sft
 ])
 def test_component_files_are_judged_as_their_kind(relative: str, kind: Kind) -> None:
-    if not CORPUS.is_dir():
-        pytest.skip("../shared/corpus is not here")
-    assert check_config(CORPUS / relative).kind == kind
+    assert check_config(shared("corpus/prime-rl") / relative).kind == kind
 
 
 def test_an_orchestrator_file_is_held_against_the_orchestrator_schema(tmp_path: Path) -> None:
@@ -59,7 +59,7 @@ STALE_UPSTREAM = {"main-2026-08-21/k8s/prime-rl/examples/reverse-text/infer.toml
 def test_mains_own_classes_accept_every_main_file_as_the_kind_rlpilot_found(tmp_path: Path) -> None:
     """The kinds and the 0 errors above agree with upstream: each file of main, judged by main's
     classes as the kind rlpilot detected (an overlay stacked on its base), is accepted."""
-    main = [CORPUS / relative for relative in FILES if relative.startswith("main-")]
+    main = sorted(shared("corpus/prime-rl").glob("main-*/**/*.toml"))
     found, notes = schema_findings(main, None, real_checkout(), None, tmp_path)
     assert len(found) == len(main), notes
     refused = {str(Path(path).relative_to(CORPUS)): {f.key for f in fs} for path, fs in found.items() if fs}

@@ -181,8 +181,7 @@ def _schema_only(data: dict) -> dict:
     return data
 
 
-@pytest.mark.parametrize("relative", [f.removeprefix("prime-rl/v0.8.0/")
-                                      for f in fixture_files("prime-rl/v0.8.0/examples")])
+@pytest.mark.parametrize("relative", fixture_files("prime-rl/v0.8.0/examples", strip="prime-rl/v0.8.0/"))
 def test_v080_examples_migrate_to_what_main_ships(shared_fixtures: Path, tmp_path: Path, relative: str) -> None:
     out = tmp_path / "main.toml"
     migrate(shared_fixtures / "prime-rl/v0.8.0" / relative, Dialect.CURRENT, out, workspace=tmp_path,

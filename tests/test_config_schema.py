@@ -9,12 +9,13 @@ import textwrap
 
 import pytest
 from config_support import real_checkout
-from upstream_schema import REFS, SCHEMAS, STORED, V09_REF, graph, graph_v09
+from conftest import needs_shared
+from upstream_schema import REFS, STORED, V09_REF, graph, graph_v09
 
 from tools.configs import keytables
 from tools.eras import Dialect, Variant
 
-needs_schemas = pytest.mark.skipif(not SCHEMAS.is_dir(), reason="../shared/prime-rl-schemas is not here")
+needs_schemas = needs_shared("prime-rl-schemas/schemas")
 
 
 @needs_schemas

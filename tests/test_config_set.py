@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import tomlkit
 from config_support import NOTHING, fixture_files, rlpilot, write
-from conftest import FIXTURES
+from conftest import FIXTURES, needs_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +23,7 @@ from tools.configs.tune import tune
 from tools.contract import Context
 from tools.errors import BadInput, ToolError
 
-SAMPLES = [f for f in fixture_files() if "slurm" not in f]
+SAMPLES = [f for f in fixture_files() if isinstance(f, str) and "slurm" not in f]
 
 
 def _scalar_lines(text: str) -> list[tuple[str, int, object]]:
@@ -56,7 +56,7 @@ def _edit(draw):
     return relative, text, key, line, draw(_same_kind(value))
 
 
-@pytest.mark.skipif(not SAMPLES, reason="shared fixtures not found")
+@needs_shared("fixtures")
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_edit())
 def test_a_random_edit_changes_only_its_own_line(edit) -> None:
@@ -85,7 +85,7 @@ def _with(data: dict, dotted: str, value: object) -> dict:
     return data
 
 
-@pytest.mark.skipif(not SAMPLES, reason="shared fixtures not found")
+@needs_shared("fixtures")
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(SAMPLES), st.sampled_from(["orchestrator", "trainer.optim", "deployment", "brand.new"]),
        st.from_regex(r"[a-z][a-z_]{0,12}", fullmatch=True), st.integers(0, 10**6))

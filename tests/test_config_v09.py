@@ -12,7 +12,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from config_support import CORPUS, NOTHING, check_config, codes, lost_keys, real_schema, write
+from config_support import NOTHING, check_config, codes, lost_keys, real_schema, write
+from conftest import CORPUS, shared, shared_cases
 
 from tools.configs.detect import Installed
 from tools.configs.migrate import migrate
@@ -196,8 +197,11 @@ def test_a_v09_config_migrates_back_to_current_with_nothing_lost(tmp_path: Path)
     assert check_config(tmp_path / "back.toml").errors == []
 
 
-MAIN_RL = sorted(p for p in (CORPUS / "main-2026-08-21").rglob("*.toml")
-                 if check_config(p).kind == Kind.RL) if CORPUS.is_dir() else []
+def _main_rl(main: Path) -> list[Path]:
+    return sorted(p for p in main.rglob("*.toml") if check_config(p).kind == Kind.RL)
+
+
+MAIN_RL = shared_cases("corpus/prime-rl/main-2026-08-21", _main_rl)
 
 
 @pytest.mark.parametrize("path", MAIN_RL, ids=lambda p: str(p.relative_to(CORPUS)))
@@ -226,14 +230,15 @@ def test_tune_writes_v09s_spelling(tmp_path: Path) -> None:
 def test_mains_classes_accept_each_round_trip_through_v09(tmp_path: Path) -> None:
     main = real_schema()
     entries = []
-    for index, path in enumerate(MAIN_RL):
+    main_rl = _main_rl(shared("corpus/prime-rl/main-2026-08-21"))
+    for index, path in enumerate(main_rl):
         folder = tmp_path / str(index)
         folder.mkdir()
         migrate(path, Dialect.V09, folder / "rl.v09.toml", workspace=folder, installed=NOTHING)
         migrate(folder / "rl.v09.toml", Dialect.CURRENT, folder / "rl.toml", workspace=folder, installed=NOTHING)
         entries.append((path, Kind.RL, tomllib.loads((folder / "rl.toml").read_text())))
     answers, notes = validate(main, entries)
-    assert len(answers) == len(MAIN_RL), notes
+    assert len(answers) == len(main_rl), notes
     assert {path: answer["errors"] for path, answer in answers.items() if answer["errors"]} == {}
 
 

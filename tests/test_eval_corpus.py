@@ -84,7 +84,10 @@ def test_rows_keyed_id_are_grouped_by_the_example_they_show(tmp_path):
 
 def test_one_rollout_per_example_leaves_diversity_unjudged_and_names_the_rerun(tmp_path):
     s = summarize(next(c for c in CASES if c.name.startswith("one-rollout")).writer(tmp_path / "run"))
-    assert "4 of 4 examples have one rollout: within-group diversity is unjudged" in s.render()
+    assert s.verdict == "unjudged" and s.judged_examples == 0
+    assert "4 of 4 examples have one rollout: a group of one cannot show variance" in s.render()
+    assert s.unjudged_because == ["4 of 4 examples have one rollout: a group of one cannot show variance; rerun with "
+                                  "`-r 3` or more"]
     rerun = next(r for r in s.recommendations if r.code == "more-rollouts")
     assert rerun.command.endswith("-r 3") and "unjudged" in rerun.reason
 

@@ -47,9 +47,10 @@ def test_mixed_binary_groups_are_ready_with_the_exact_numbers(tmp_path):
     ({i: [0, 0, 0] for i in range(10)}, "too-hard", {"check-verifier", "easier-data"},
      {"larger-group", "difficulty-filtering", "proceed"}),
     ({i: [1, 1, 1] for i in range(10)}, "too-easy", {"harder-data"}, {"difficulty-filtering", "proceed"}),
+    # Every rollout of each example alike: no larger group is advised, the determinism is named (issue 33).
     ({**{i: [1, 1, 1] for i in range(5)}, **{i: [0, 0, 0] for i in range(5, 10)}}, "no-diversity",
-     {"add-variance", "larger-group"}, {"difficulty-filtering", "proceed"}),
-    ({i: [0.5] for i in range(4)}, "no-diversity", {"more-rollouts", "filtering-conservative"}, {"proceed"}),
+     {"add-variance", "deterministic"}, {"difficulty-filtering", "proceed", "larger-group"}),
+    ({i: [0.5] for i in range(4)}, "unjudged", {"more-rollouts", "filtering-conservative"}, {"proceed"}),
     ({i: [0.5, 0.5, 0.5] for i in range(4)}, "no-diversity", {"add-variance", "filtering-conservative"}, {"proceed"}),
 ])
 def test_verdicts_and_their_recommendations(tmp_path, groups, verdict, expected, absent):
@@ -218,12 +219,17 @@ def test_no_recommendation_contradicts_the_verdict(tmp_path_factory, groups):
     assert ("fix-errors" in found) == (s.verdict == "broken")
     assert (s.pass_at_k is None) == (s.reward_kind == "continuous" or s.reward.mean is None)
     if "difficulty-filtering" in found:
-        assert s.reward_kind == "binary" and s.zero_variance_fraction < 1 and s.verdict != "too-easy"
+        assert s.reward_kind == "binary" and s.zero_variance_fraction < 1 and s.verdict not in ("too-easy", "unjudged")
+    if "larger-group" in found:  # a larger group helps only rollouts that are independent tries
+        assert s.verdict != "unjudged" and s.zero_variance_fraction < 1 and "deterministic" not in found
+    if s.verdict == "unjudged":  # no difficulty advice where difficulty was not judged
+        assert not {"harder-data", "easier-data", "add-variance"} & found and s.unjudged_because
     assert (s.scored, s.scored_examples + s.unscored_examples) == (s.rollouts - s.errored, s.examples)
     if any("Nothing passes" in r.reason for r in s.recommendations):
         assert s.reward_kind == "binary" and s.pass_at_k.value == 0
     all_fail, all_pass, zero_variance = s.all_fail_fraction, s.all_pass_fraction, s.zero_variance_fraction
     expected = ("broken" if s.reward.mean is None or s.errored_fraction > ERRORED_BROKEN else
+                "unjudged" if s.judged_examples * 2 < s.scored_examples else
                 "too-hard" if all_fail > MAJORITY else "too-easy" if all_pass > MAJORITY else
                 "no-diversity" if zero_variance >= MAJORITY else "ready")
     assert s.verdict == expected

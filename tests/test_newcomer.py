@@ -1,8 +1,9 @@
-"""A newcomer's first hour: a fresh clone, the README's commands in order (uv present), then the tour's examples.
+"""A newcomer's first hour: a fresh clone, the README's commands in order (uv present), then each docs page's.
 
-Every bash line of the README runs, in a clone of this checkout and a fresh HOME, with no API key
-and no network but loopback (uv installs from its cache). Each must exit as the README says, and
-none may print a traceback. The few that cannot run here are listed with the reason.
+Every bash line and "Try `rlpilot ...`" example of the README and of docs/*.md runs, in a clone of
+this checkout and a fresh HOME, with no API key and no network but loopback (uv installs from its
+cache). Each must exit as its page says, and none may print a traceback. The few that cannot run
+here are listed with the reason.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from ops_support import prime_env
-from readme_support import README, REPO, Command, bash_commands, tour_examples
+from readme_support import REPO, Command, page_commands, pages
 
-# README lines not run here (matched by how they start), and why.
+# Lines of the README or docs pages not run here (matched by how they start), and why.
 NOT_RUN = {
     "export SLACK_BOT_TOKEN=": "only sets Slack's tokens for the next line",
     "uv run rlpilot slack --allow": "connects to Slack over Socket Mode; tests/test_surface_slack.py runs the bot "
@@ -27,7 +29,11 @@ NOT_RUN = {
     "uv run rlpilot slack --http": "serves Slack's events until stopped; tests/test_surface_slack.py sends it "
                                    "signed requests",
 }
-# README lines run in a form that fits inside a test, and why.
+# Pages with no command a newcomer can run here, and why.
+NO_EXAMPLES = {
+    "docs/training.md": "every train command needs a run: launched on the platform, on local GPUs or on SLURM",
+}
+# Lines run in a form that fits inside a test, and why.
 STAND_INS = {
     "uv run pytest": ("uv run pytest --collect-only -q -p no:cacheprovider",
                       "the whole suite would run this test again; collecting it shows the command works in a clone"),
@@ -58,22 +64,24 @@ def _newcomer_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def test_the_readme_then_the_tour_in_a_fresh_clone(tmp_path):
+@pytest.mark.slow  # every README and docs command in a fresh clone: minutes
+def test_the_readme_then_the_docs_in_a_fresh_clone(tmp_path):
     clone = tmp_path / "rlpilot"
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
     env = _newcomer_env(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
     cwd_file = tmp_path / "cwd"
-    readme = README.read_text()
-    commands = [c for c in bash_commands(readme) if not _skipped(c)] + tour_examples(readme)
+    commands = [c for page in pages(clone) for c in page_commands(page, clone) if not _skipped(c)]
     assert len(commands) >= 20
+    every_page = {page.relative_to(clone).as_posix() for page in pages(clone)}
+    assert {c.page for c in commands} == every_page - set(NO_EXAMPLES), "a page lost its examples, or gained some"
     ran: list[str] = []
     with ScriptedOpenAIServer(lambda request: Reply("hello")) as server:
         block, cwd = None, clone
         for command in commands:
-            if command.block != block:  # each block starts in the checkout
-                block, cwd = command.block, clone
+            if (command.page, command.block) != block:  # each block starts in the checkout
+                block, cwd = (command.page, command.block), clone
             text = STAND_INS.get(command.text, (command.text, ""))[0]
             text = re.sub(r"(?<= )/tmp/", f"{out}/", text)  # outputs the README puts in /tmp
             text = text.replace("/path/to/rlpilot", str(clone)).replace("http://localhost:8000/v1", server.base_url)
@@ -83,8 +91,8 @@ def test_the_readme_then_the_tour_in_a_fresh_clone(tmp_path):
                 text = text.replace("--session ID", f"--session {json.loads(sessions.stdout)[0]['id']}")
             done, cwd = _shell(text, cwd, env, cwd_file)
             shown = done.stdout + done.stderr
-            assert done.returncode == command.exit_code, f"`{text}` ({command.section}) exited {done.returncode}, " \
-                                                         f"the README says {command.exit_code}:\n{shown[-3000:]}"
+            assert done.returncode == command.exit_code, f"`{text}` ({command.page}, {command.section}) exited " \
+                f"{done.returncode}, the page says {command.exit_code}:\n{shown[-3000:]}"
             assert "Traceback (most recent call last)" not in shown, f"`{text}`:\n{shown[-3000:]}"
             ran.append(text)
     # What the first five minutes promise, seen in what the commands left behind.

@@ -1,11 +1,12 @@
-"""What the README says that test_newcomer.py does not run as shell lines: the editor configurations
-(MCP, ACP) started as written, what the chat prints when piped, and the list of lines left unrun."""
+"""What the README and the docs pages say that test_newcomer.py does not run as shell lines: the editor
+configurations (MCP, ACP) started as written, what the chat prints when piped, and the list of lines left unrun."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -13,25 +14,35 @@ import acp
 import anyio
 from mcp import Client, StdioServerParameters, stdio_client
 from ops_support import RLPILOT, prime_env
-from readme_support import README, REPO, bash_commands, json_blocks
-from test_newcomer import NOT_RUN, STAND_INS
+from readme_support import README, REPO, bash_commands, json_blocks, pages
+from test_newcomer import NO_EXAMPLES, NOT_RUN, STAND_INS
 
 READ = README.read_text()
+SURFACES = (REPO / "docs" / "surfaces.md").read_text()
 
 
 def _config(key: str) -> dict:
-    """The one JSON block of the README that configures `key` (`mcpServers`, `agent_servers`)."""
-    found = [json.loads(b.body) for b in json_blocks(READ) if f'"{key}"' in b.body]
-    assert len(found) == 1, f"the README should have one {key} block"
+    """The one JSON block of the README or a docs page that configures `key` (`mcpServers`, `agent_servers`)."""
+    found = [json.loads(b.body) for page in pages() for b in json_blocks(page.read_text()) if f'"{key}"' in b.body]
+    assert len(found) == 1, f"the README and the docs should have one {key} block"
     return found[0][key]["rlpilot"]
 
 
-def test_every_line_left_unrun_is_still_in_the_readme_with_its_reason():
-    lines = [c.text for c in bash_commands(READ)]
+def test_every_line_left_unrun_is_still_in_the_readme_or_the_docs_with_its_reason():
+    lines = [c.text for page in pages() for c in bash_commands(page.read_text())]
     for prefix, why in NOT_RUN.items():
-        assert any(line.startswith(prefix) for line in lines), f"NOT_RUN names {prefix!r}, which the README lost"
+        assert any(line.startswith(prefix) for line in lines), f"NOT_RUN names {prefix!r}, which the pages lost"
         assert len(why) > 20
     assert set(STAND_INS) <= set(lines)
+    for page, why in NO_EXAMPLES.items():
+        assert (REPO / page).is_file() and len(why) > 20
+
+
+def test_the_readme_says_how_to_install_run_and_test_and_links_every_docs_page():
+    for command in ("uv sync", "uv run rlpilot chat", "uv run pytest"):
+        assert command in [c.text.split("  #")[0].strip() for c in bash_commands(READ)], command
+    docs = {page.relative_to(REPO).as_posix() for page in pages()[1:]}
+    assert docs and docs == set(re.findall(r"\]\((docs/[\w-]+\.md)\)", READ))
 
 
 def test_the_mcp_configuration_starts_the_server_on_the_workspace(tmp_path):
@@ -74,8 +85,8 @@ def test_the_acp_configuration_opens_a_session(tmp_path):
     assert asyncio.run(asyncio.wait_for(session(), timeout=120))
 
 
-def test_piped_chat_prints_what_the_readme_says(tmp_path):
-    assert "prints plain text: each\ntool call as a `> name {arguments}` line" in READ
+def test_piped_chat_prints_what_the_docs_say(tmp_path):
+    assert "prints plain text: each tool call as a `> name {arguments}` line" in " ".join(SURFACES.split())
     shutil.copytree(REPO / "environments" / "tiny_arith" / "examples" / "smoke-eval", tmp_path / "smoke-eval")
     env = prime_env(tmp_path / "home")
 

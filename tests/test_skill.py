@@ -7,13 +7,13 @@ import re
 import subprocess
 from pathlib import Path
 
+from conftest import shared
 from ops_support import RLPILOT, prime_env
 
 import prompts
 from agent.skill import LAYOUTS, commands
 
 REPO = Path(__file__).resolve().parents[1]
-SEED = REPO.parent / "shared" / "seed" / "train-with-environments.md"
 
 
 def _skill(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
@@ -22,8 +22,7 @@ def _skill(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess:
 
 
 def test_check_names_the_seed_playbooks_commands_that_fail_here_and_what_replaced_them(tmp_path):
-    seed = SEED if SEED.is_file() else None
-    assert seed, f"the seed playbook is not at {SEED}"
+    seed = shared("seed/train-with-environments.md")
     done = _skill(tmp_path, "--check", str(seed), "--json")
     assert done.returncode == 1, done.stderr
     verdicts = {v["command"]: v for v in json.loads(done.stdout)["commands"]}

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from agent_support import Recorder, call, make_agent
 from config_support import check_config
-from conftest import SHARED
+from conftest import shared
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from ops_support import prime_env, rlpilot, use_env
 
@@ -36,6 +36,9 @@ from tools.training.watch import WatchInput, train_watch
 CHECKOUT = Path(__file__).parent / "fakes" / "prime_rl_checkout"
 CURRENT = "prime-rl/main-2026-08-21/examples/basic/reverse-text/rl.toml"
 DEFAULT_CONF = "/tmp/rlpilot-slurm/slurm.conf"  # where scripts/slurm_cluster.sh puts it
+# One cluster of one node: its tests run on one worker, so their jobs never queue behind each other.
+pytestmark = pytest.mark.xdist_group("slurm")
+
 PARTITION, GPUS, ACCOUNT = "gpu", 4, "research"
 
 
@@ -336,15 +339,11 @@ def test_no_slurm_table_is_said_once_by_config_check_and_the_launch_alike(no_clu
 
 # -- config check: multi-node rules of each release (no cluster needed) -------------------------
 
-MULTI_NODE_EXAMPLES = sorted(
-    str(path) for path in (SHARED / "corpus" / "prime-rl").glob("*/examples/**/*.toml")
-    if 'type = "multi_node"' in path.read_text() and "[orchestrator" in path.read_text())
-
-
 def test_published_multi_node_examples_break_no_multi_node_rule():
-    if not MULTI_NODE_EXAMPLES:
-        pytest.skip("the shared corpus is not here")
-    for example in MULTI_NODE_EXAMPLES:
+    examples = sorted(path for path in shared("corpus/prime-rl").glob("*/examples/**/*.toml")
+                      if 'type = "multi_node"' in path.read_text() and "[orchestrator" in path.read_text())
+    assert examples
+    for example in examples:
         codes = [f.code for f in check_config(Path(example), None, Installed()).findings]
         assert not [c for c in codes if c.startswith("multi-node")], (example, codes)
 

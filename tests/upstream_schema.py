@@ -14,12 +14,12 @@ tests/test_config_schema.py fails when the stored graph and the schemas disagree
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
-SHARED = Path(os.environ.get("RLPILOT_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+from conftest import SHARED  # the one resolver of ../shared
+
 SCHEMAS = SHARED / "prime-rl-schemas/schemas"
 STORED = Path(__file__).resolve().parents[1] / "tools/configs/upstream_keys.json"
 # rlpilot's release names and the schema files they are read from.

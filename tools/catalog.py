@@ -69,7 +69,6 @@ class ToolEntry:
     effect: Effect
     summary: str
     slash: str | None = None  # the chat command that runs it with CLI arguments, e.g. "/check"
-    reportable: bool = False  # a conversation that called it ends with the report
     shows: Shows = Shows.TEXT
     evidence: Evidence | None = None
     confirm: bool | None = None  # default: external tools are confirmed
@@ -112,7 +111,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.configs.edit:config_set",
         Effect.LOCAL_WRITE,
         "Set dotted keys of a config, keeping the rest byte for byte; refuses edits that add errors.",
-        slash="/set", reportable=True, evidence=Evidence.EDIT,
+        slash="/set", evidence=Evidence.EDIT,
     ),
     ToolEntry(
         "config_migrate",
@@ -120,7 +119,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.configs.migrate:config_migrate",
         Effect.LOCAL_WRITE,
         "Rewrite a config for another dialect, listing every rename and every key left for you to redo.",
-        slash="/migrate", reportable=True, evidence=Evidence.EDIT,
+        slash="/migrate", evidence=Evidence.EDIT,
         offer=Offer.BY_NAME,
     ),
     ToolEntry(
@@ -129,7 +128,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.configs.tune:config_tune",
         Effect.LOCAL_WRITE,
         "Propose the playbook's hyperparameter deltas for a config, each with its reason; --apply writes them.",
-        slash="/tune", reportable=True, evidence=Evidence.PROPOSAL,
+        slash="/tune", evidence=Evidence.PROPOSAL,
         offer=Offer.COMPACT,
     ),
     ToolEntry(
@@ -147,7 +146,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.diagnose.tool:diagnose",
         Effect.READ,
         "Name what is going wrong in a run's metrics or logs, with config deltas and when to stop.",
-        slash="/diagnose", reportable=True, shows=Shows.CURVES, evidence=Evidence.RUN,
+        slash="/diagnose", shows=Shows.CURVES, evidence=Evidence.RUN,
         resource=Resource("diagnosis/{+source}", "A run's diagnosis: what is going wrong, from when, the deltas and "
                           "stop conditions (a hosted run id, a run folder or a metrics file)."),
         offer=Offer.COMPACT,
@@ -159,7 +158,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.EXTERNAL,
         "Smoke-eval an environment with a model (local vf-eval or prime-rl's `uv run eval`, or hosted), "
         "then summarize its rewards.",
-        slash="/eval", reportable=True, evidence=Evidence.EVAL, preview="tools.evals.run:eval_plan",
+        slash="/eval", evidence=Evidence.EVAL, preview="tools.evals.run:eval_plan",
         offer=Offer.COMPACT,
     ),
     ToolEntry(
@@ -177,7 +176,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.evals.summarize:eval_summarize",
         Effect.READ,
         "Summarize an eval run's rewards per example group and judge whether it is ready for RL.",
-        slash="/summarize", reportable=True, evidence=Evidence.EVAL,
+        slash="/summarize", evidence=Evidence.EVAL,
         offer=Offer.COMPACT,
     ),
     ToolEntry(
@@ -219,7 +218,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "tools.training.launch:train_launch",
         Effect.EXTERNAL,
         "Check a training config and launch it on Hosted Training, local GPUs or SLURM, after the user confirms.",
-        slash="/train", reportable=True,
+        slash="/train",
         offer=Offer.COMPACT,
     ),
     ToolEntry(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import io
 import shlex
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.loop import Agent
+from agent.report import build
 from tools.catalog import CATALOG, Shows
 from tools.contract import Tool, import_target, load
 from tools.errors import ToolError
@@ -100,9 +102,12 @@ def slash(agent: Agent, emit: Callable[[dict[str, Any]], None], text: str) -> No
     if name == HELP:
         emit({"type": "notice", "message": slash_help(agent)})
         return
-    tool = slash_tools(agent).get(name)
+    tools = slash_tools(agent)
+    tool = tools.get(name)
     if tool is None:
-        emit({"type": "error", "message": f"unknown command {name}; /help lists the commands"})
+        close = difflib.get_close_matches(name, [*tools, HELP], n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]}?" if close else "/help lists the commands"
+        emit({"type": "error", "message": f"unknown command {name}; {hint}"})
         return
     from agent.tool_cli import parse_arguments
 
@@ -123,9 +128,9 @@ def slash(agent: Agent, emit: Callable[[dict[str, Any]], None], text: str) -> No
 
 
 def close_with_report(agent: Agent) -> None:
-    """A conversation that tuned, evaluated or trained ends with the report, unless it just had one."""
+    """A conversation ends with the report when it did or measured something the report shows (an edit
+    written, an eval, a diagnosis, an install, push, launch or stop that ran), unless it just had one."""
     report = next((tool for tool in agent.tools.values() if tool.entry.shows is Shows.REPORT), None)
     names = [record["name"] for record in agent.session.tool_calls(ok_only=False)]
-    reportable = {tool.name for tool in agent.tools.values() if tool.entry.reportable}
-    if report and reportable & set(names) and names[-1] != report.name:
+    if report and names and names[-1] != report.name and build(agent.session).carries_anything():
         agent.call(report, {})

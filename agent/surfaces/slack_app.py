@@ -365,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     needed = ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET" if options.http else "SLACK_APP_TOKEN"]
     missing = [name for name in needed if not os.environ.get(name)]
     if missing:
-        print(f"rlpilot slack: set {' and '.join(missing)} (see the README's Slack section)", file=sys.stderr)
+        print(f"rlpilot slack: set {' and '.join(missing)} (see docs/surfaces.md, Slack)", file=sys.stderr)
         return 2
     workspace = Path.cwd()
     try:

@@ -269,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     if client is None:
         chat.emit({"type": "notice", "message": OFFLINE})
     start_conversation(agent)
+    model_failed = False  # the last message's turn: a chat whose model never answered exits 1
 
     for line in chat.messages():
         text = line.strip()
@@ -284,9 +285,9 @@ def main(argv: list[str] | None = None) -> int:
         elif client is None:
             chat.emit({"type": "notice", "message": "offline: no model to answer that; /help lists the commands"})
         else:
-            agent.send(text)
+            model_failed = not agent.send(text)
     close_with_report(agent)
-    return 0
+    return 1 if model_failed else 0
 
 
 def _input_lines(interactive: bool) -> Iterator[str]:

@@ -5,6 +5,9 @@ Formats (shared/research/prime-rl.md sections 3 and 4):
   interleave, several rows per step.
 - prime-rl console logs: `Step N | 12.3s | Reward 0.1234 | ...` (HEAD) or `Step N | Time: 1.2s |
   Reward: 0.1234 | ...` (classic), plain or as JSON logging (`{"message": ...}` per line).
+- other trainers' files (names: tools/diagnose/vocabularies/): Tinker's metrics.jsonl (`{"step", ...}`),
+  verl's file logger (`{"step": N, "data": {...}}`) and console (`step:N - name:value - ...`), TRL's
+  `trainer_state.json` (its `log_history`), and the W&B CSV export of any of them.
 - `prime train metrics` output: `{"metrics": [{"step": ..., ...}, ...]}`, read element by element.
 - a CSV with a step column (W&B "download CSV": `Step`, `<run> - <metric>`, `..__MIN/__MAX`).
 - a run directory: its `metrics.jsonl` (`monitors/file/metrics.jsonl` from v0.9, rows tagged with
@@ -39,17 +42,18 @@ from tools.errors import BadInput
 from tools.files import BoundedLines
 
 FORMATS = {
-    "metrics-jsonl": "prime-rl metrics.jsonl",
-    "console-log": "prime-rl console log",
+    "metrics-jsonl": "metrics JSON lines (prime-rl, Tinker, verl's file logger)",
+    "console-log": "a trainer's console log (prime-rl's `Step N | ...`, verl's `step:N - name:value`)",
     "json-log": "prime-rl JSON logging",
     "prime-train-metrics": "`prime train metrics` JSON",
     "csv": "CSV export with a step column",
     "run-dir": "prime-rl run directory",
-    "json-document": "a JSON document (hosted run export)",
+    "json-document": "a JSON document (hosted run export, a trainer_state.json)",
     "hosted-export": "folder of hosted run exports (`prime train ... --output json`)",
 }
-HINT = ("pass a prime-rl metrics.jsonl, a trainer or orchestrator log, `prime train metrics RUN > m.json`, "
-        "a W&B CSV export with a step column, a run directory, or a folder of `prime train` JSON exports")
+HINT = ("pass a metrics.jsonl (prime-rl, Tinker, verl's file logger), a trainer or orchestrator log, `prime train "
+        "metrics RUN > m.json`, a trainer_state.json (TRL), a W&B CSV export with a step column, a run directory, or "
+        "a folder of `prime train` JSON exports")
 # A JSON document is parsed whole; beyond this size only the streamed `{"metrics": [...]}` shape is read.
 DOCUMENT_LIMIT = 256 << 20
 # Where a record or a document keeps its time (unix seconds or ISO 8601): prime-rl's file monitor
@@ -62,12 +66,18 @@ RUN_SETTINGS = {"rollouts_per_example": "group_size", "group_size": "group_size"
 # Checkpoints the platform can resume from (`prime train checkpoints --status READY`).
 _USABLE_CHECKPOINT = frozenset({"READY", "UPLOADED", "COMPLETED", None})
 
+# Containers that nest a step's values one level down: the platform's records (`{"step", "metrics": {}}`)
+# and verl's file logger (`{"step": N, "data": {...}}`, verl/utils/tracking.py FileLogger).
+_NESTS = ("metrics", "data")
 STEP_KEYS = ("step", "_step", "Step", "global_step", "train/global_step", "trainer/global_step")
 _HEAD_BYTES = 1 << 16
 MAX_STEP = 1 << 53  # beyond any run, and where a float step stops being exact
 _CHUNK = 1 << 20
 
 _STEP_LINE = re.compile(r"(?:^|\s)Step (\d+) \| (.*)")
+# verl's console logger (verl/utils/logger/aggregate_logger.py): `step:N - name:value - name:value`, each
+# value as pprint writes it (`0.53`, `nan`, or `np.float64(0.53)` for numpy scalars).
+_KEYED_STEP_LINE = re.compile(r"(?:^|\s)step:(\d+) - (.*)")
 # HEAD's orchestrator after an eval: `Evaluated {env} (Step {n}) | Policy v{k} | {time} | Reward .. | ...`.
 _EVAL_LINE = re.compile(r"Evaluated (\S+) \(Step (\d+)\) \| (.*)")
 _PAIR = re.compile(r"([A-Za-z][A-Za-z .\-]*?):?\s+([-+]?(?:\d|\.\d|(?i:nan|inf)).*)")
@@ -125,6 +135,13 @@ def read(path: Path) -> tuple[str, Run]:
         kind = detect(path)
         with _open(path) as handle:
             READERS[kind](handle, collector, path.name)
+    if collector.restarts:
+        starts = "; ".join(f"at {where} the steps go back from {high} to {step}" for where, high, step in
+                           collector.restarts[:3])
+        raise BadInput("appended-runs", f"{path} holds {len(collector.restarts) + 1} runs appended one after "
+                       f"another ({starts}): their steps would be mixed into one run",
+                       "split the file where each run begins (`head -n` / `tail -n +` at those lines) and "
+                       "diagnose each run on its own")
     run = collector.finish()
     if not len(run.steps) and not run.ooms:  # a log that died of OOM before its first step still says so
         why = ""
@@ -167,7 +184,7 @@ def detect(path: Path) -> str:
         return "metrics-jsonl"
     if "," in first and _step_column(first.split(",")) is not None:
         return "csv"
-    if _STEP_LINE.search(head) or oom_at(head) is not None:
+    if _STEP_LINE.search(head) or _KEYED_STEP_LINE.search(head) or oom_at(head) is not None:
         return "console-log"
     raise BadInput("unknown-format", f"{path}: cannot tell its format (first line: {first[:80]!r})", HINT)
 
@@ -177,6 +194,7 @@ def _open(path: Path) -> BoundedLines:
 
 
 def read_metrics_jsonl(handle: TextIO, collector: Collector, where: str) -> None:
+    collector.new_source()
     fast, loads = orjson.loads, json.loads
     clock = collector.clock(UNIX_CLOCK)
     for number, line in enumerate(handle, 1):
@@ -200,19 +218,20 @@ def read_metrics_jsonl(handle: TextIO, collector: Collector, where: str) -> None
 
 
 def read_prime_train_metrics(handle: TextIO, collector: Collector, where: str) -> None:
+    collector.new_source()
     clock = collector.clock(UNIX_CLOCK)
     for index, record in enumerate(_array_items(handle, where)):
         if not isinstance(record, dict):
             collector.bad_line(f"{where} record {index + 1}")
             continue
-        # The CLI does not document a record's shape; a record that nests its values is flattened.
-        nested = record.get("metrics")
-        if isinstance(nested, dict):
-            record = {**nested, **{k: v for k, v in record.items() if k != "metrics"}}
         _record(collector, clock, record, f"{where} record {index + 1}", True)
 
 
 def _record(collector: Collector, clock: Clock, record: dict, where: str, scan: bool) -> None:
+    for nest in _NESTS:
+        nested = record.get(nest)
+        if nested.__class__ is dict:  # the values one level down, the step and time beside them
+            record = {**nested, **{k: v for k, v in record.items() if k != nest}}
     step = record.get("step")
     time = record.get("time")
     timed = time.__class__ is float or time.__class__ is int
@@ -230,7 +249,7 @@ def _record(collector: Collector, clock: Clock, record: dict, where: str, scan: 
     if step is None:
         collector.no_step(where)
     else:
-        collector.row(step, record, scan)
+        collector.row(step, record, scan, where)
         if timed:
             clock.stamp(STEP_ROWS, time, step)
 
@@ -301,6 +320,7 @@ def read_console_log(handle: TextIO, collector: Collector, where: str, series: b
     With `series` off only out-of-memory lines are collected (the run's metrics.jsonl has the
     series); step lines still tell at which step they happened.
     """
+    collector.new_source()
     step = None
     component = Path(where).name.split(".")[0]  # logs/latest/trainer.log: "trainer"
     unix, day = collector.clock(UNIX_CLOCK), collector.clock(DAY_CLOCK)
@@ -319,11 +339,16 @@ def read_console_log(handle: TextIO, collector: Collector, where: str, series: b
                 stamp += days
                 previous = stamp
         found = _STEP_LINE.search(line)
+        keyed = _KEYED_STEP_LINE.search(line) if not found and "step:" in line else None
         evaluated = _EVAL_LINE.search(line) if not found and "Evaluated " in line else None
         if found:
             step = int(found.group(1))
             if series:
-                collector.row(step, _step_fields(found.group(2)), True)
+                collector.row(step, _step_fields(found.group(2)), True, f"{where}:{number}")
+        elif keyed:
+            found, step = keyed, int(keyed.group(1))
+            if series:
+                collector.row(step, _keyed_fields(keyed.group(2)), True, f"{where}:{number}")
         elif evaluated:
             reward = _step_fields(evaluated.group(3)).get("log:Reward")
             if series and reward is not None:
@@ -395,6 +420,18 @@ def _step_fields(rest: str) -> dict[str, float]:
     return fields
 
 
+def _keyed_fields(rest: str) -> dict[str, float]:
+    fields: dict[str, float] = {}
+    for part in rest.split(" - "):
+        name, _, text = part.strip().rpartition(":")
+        if text.endswith(")") and "(" in text:  # a numpy scalar: `np.float64(0.53)`
+            text = text[text.index("(") + 1:-1]
+        number = _NUMBER.fullmatch(text.strip())
+        if name and number:
+            fields[name] = float(number.group(0))
+    return fields
+
+
 def _console_value(label: str, text: str) -> float | None:
     if label == "Trainable":  # "12/64 (18.8%)"
         done, _, total = text.partition("(")[0].partition("/")
@@ -411,6 +448,7 @@ def _console_value(label: str, text: str) -> float | None:
 
 
 def read_csv(handle: TextIO, collector: Collector, where: str) -> None:
+    collector.new_source()
     rows = csv.reader(handle)
     header = next(rows, None) or []
     step_index = _step_column(header)
@@ -434,7 +472,8 @@ def read_csv(handle: TextIO, collector: Collector, where: str) -> None:
         if step is None:
             collector.no_step(f"{where}:{number}")
             continue
-        collector.row(step, {name: cells[i] for i, name in columns if i < len(cells) and cells[i] != ""}, True)
+        collector.row(step, {name: cells[i] for i, name in columns if i < len(cells) and cells[i] != ""}, True,
+                      f"{where}:{number}")
 
 
 def _step_column(header: list[str]) -> int | None:
@@ -504,7 +543,7 @@ def _document_kind(document: object) -> str | None:
         return "records"
     if not isinstance(document, dict):
         return None
-    if isinstance(document.get("metrics"), list):
+    if isinstance(document.get("metrics"), list) or isinstance(document.get("log_history"), list):
         return "records"
     if isinstance(document.get("samples"), list):
         return "samples"
@@ -569,16 +608,16 @@ def _read_document(document: object, collector: Collector, where: str, records: 
     kind = _document_kind(document)
     clock = collector.clock(UNIX_CLOCK)
     if kind == "records" and records:
-        items = document if isinstance(document, list) else document.get("metrics", [document])
+        collector.new_source()
+        # `log_history`: a Hugging Face trainer's trainer_state.json (TRL's GRPOTrainer among them).
+        items = document if isinstance(document, list) else document.get("metrics", document.get("log_history",
+                                                                                                   [document]))
         if isinstance(document, dict) and "step" in document:
             items = [document]
         for index, record in enumerate(items):
             if not isinstance(record, dict):
                 collector.bad_line(f"{where} record {index + 1}")
                 continue
-            nested = record.get("metrics")
-            if isinstance(nested, dict):
-                record = {**nested, **{k: v for k, v in record.items() if k != "metrics"}}
             _record(collector, clock, record, f"{where} record {index + 1}", True)
     elif kind == "samples":
         samples = document.get("samples", [document]) if isinstance(document, dict) else []

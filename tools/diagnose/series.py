@@ -5,19 +5,19 @@ that the crosswalk maps to a canonical series, two compact arrays (steps, values
 of the row itself, so memory is a few bytes per step per canonical metric however wide the rows
 are. `finish()` then picks, for every canonical series, the best-ranked raw name present.
 
-Names: shared/research/prime-rl.md section 3.3 (HEAD and classic-era metrics.jsonl names) and
-3.4 (console labels, read as `log:<Label>`); rl-stability.md section 7 (verl, TRL, AReaL).
+Names: the vocabulary tables of tools/diagnose/vocabularies/ (one per trainer, each with its source),
+and the fallback patterns of tools/diagnose/vocabulary.py.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-import re
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
+from tools.diagnose.vocabulary import FALLBACK, bookkeeping, meaning
 from tools.env_refs import shown
 
 CANONICAL: dict[str, str] = {
@@ -62,102 +62,15 @@ CANONICAL: dict[str, str] = {
 SHARES = frozenset({"truncated_frac", "trainable_frac", "solved_all_frac", "solved_none_frac", "errored_frac",
                     "timeout_frac", "eval_truncated_frac", "eval_errored_frac", "expert_cold_frac", "filtered_frac"})
 
+# Rows of one run arrive a few steps out of order (the orchestrator runs ahead of the trainer by its
+# off-policy lag, at most 8 steps by default); steps that fall back to the run's first step after more
+# than twice that come from a second run appended to the same file.
+MAX_RESTART_GAP = 16
+
 # Trainer and orchestrator both log `time/step` into one metrics.jsonl (and both print a time in
 # their step lines); the longer of the two is the step's wall time. Elsewhere a repeated step
 # comes from a resumed run, whose later value wins.
 REDUCE_MAX = frozenset({"step_time"})
-
-_A = r"[^/]+"  # an agent, seat or env name
-_AGG_ALL = rf"train/agg/all/{_A}"
-_AGG_EFF = rf"train/agg/effective/{_A}"
-_ENV_ALL = rf"train/{_A}/all/{_A}"
-_EVAL_ALL = rf"eval/{_A}/all/{_A}"
-
-# (pattern, canonical, rank): the lowest rank present in a run wins. `all` (every arrival) ranks
-# above `effective` (what was shipped after filtering), because filtering biases reward toward
-# mixed groups. Per-env names rank below the aggregate. Other frameworks rank last.
-_CROSSWALK: tuple[tuple[str, str, int], ...] = (
-    (rf"{_AGG_ALL}/reward/mean|reward/all/mean|log:Reward", "reward_mean", 0),
-    (rf"{_AGG_EFF}/reward/mean|reward/mean", "reward_mean", 1),
-    (rf"{_ENV_ALL}/reward/mean|reward/{_A}/mean", "reward_mean", 2),
-    (r"critic/score/mean|reward|rollout/reward", "reward_mean", 3),
-    (rf"{_AGG_ALL}/reward/max|reward/all/max|reward/max", "reward_max", 0),
-    (rf"{_AGG_EFF}/reward/max|reward/{_A}/max", "reward_max", 2),
-    (rf"{_AGG_ALL}/reward/min|reward/all/min|reward/min", "reward_min", 0),
-    (rf"{_AGG_EFF}/reward/min|reward/{_A}/min", "reward_min", 2),
-    (rf"{_AGG_ALL}/reward/std|reward/all/std", "reward_std", 0),
-    (rf"{_AGG_EFF}/reward/std|reward/std|reward_std|critic/score/std", "reward_std", 1),
-    (r"entropy/all/mean|entropy/mean|log:Entropy", "entropy", 0),
-    (rf"entropy/{_A}/mean", "entropy", 2),
-    (r"actor/entropy|entropy", "entropy", 3),
-    (r"mismatch_kl/all/mean|mismatch_kl/mean|log:Mismatch KL", "mismatch_kl", 0),
-    (rf"mismatch_kl/{_A}/mean", "mismatch_kl", 2),
-    (r"rollout_corr/k3_kl", "mismatch_kl", 3),
-    (r"optim/grad_norm|log:Grad\. Norm", "grad_norm", 0),
-    (r"actor/grad_norm|grad_norm", "grad_norm", 3),
-    (r"loss/mean|log:Loss", "loss", 0),
-    (r"loss|actor/pg_loss", "loss", 3),
-    # Output tokens first; `seq_len` (classic era, and the docs' name) counts the prompt as well.
-    # `decode_len` is the hosted orchestrator's output tokens per rollout (prefill_len is the prompt).
-    (r"train/agg/all/num_output_tokens/mean|completion_len/all/mean|completion_len/mean|decode_len/all/mean"
-     r"|decode_len/mean", "response_length", 0),
-    (r"train/agg/effective/num_output_tokens/mean", "response_length", 1),
-    (rf"train/{_A}/all/num_output_tokens/mean|completion_len/{_A}/mean|decode_len/{_A}/mean", "response_length", 2),
-    (r"seq_len/all/mean|seq_len/mean|log:Seq\. Length", "response_length", 2),
-    (rf"seq_len/{_A}/mean|train/agg/(?:all|effective)/num_total_tokens/mean", "response_length", 3),
-    (r"response_length/mean|completions/mean_length", "response_length", 3),
-    # Eval rows: `eval/<env>/<subset>/<agent>/avg@k` (HEAD), `eval/<env>/avg@k` (classic).
-    (rf"eval/{_A}/all/{_A}/avg@\d+|eval/{_A}/avg@\d+|log:Eval Reward", "eval_reward", 0),
-    (rf"eval/{_A}/effective/{_A}/avg@\d+|eval/{_A}/all/{_A}/reward/mean", "eval_reward", 1),
-    (rf"{_AGG_ALL}/is_truncated/mean|is_truncated/all/mean|log:Truncation", "truncated_frac", 0),
-    (rf"{_AGG_EFF}/is_truncated/mean|is_truncated/mean", "truncated_frac", 1),
-    (r"response_length/clip_ratio|completions/clipped_ratio|ppo_actor/no_eos_ratio", "truncated_frac", 3),
-    (rf"{_AGG_ALL}/is_trainable/mean|log:Trainable", "trainable_frac", 0),
-    # The hosted orchestrator's share of problems with mixed outcomes: 1 - solve_none - solve_all.
-    (r"effective_batch_size/all", "trainable_frac", 1),
-    (rf"effective_batch_size/{_A}", "trainable_frac", 2),
-    (rf"{_AGG_ALL}/solved_all|solve_all/all", "solved_all_frac", 0),
-    (rf"solve_all/{_A}", "solved_all_frac", 2),
-    (rf"{_AGG_ALL}/solved_none|solve_none/all", "solved_none_frac", 0),
-    (rf"solve_none/{_A}", "solved_none_frac", 2),
-    (rf"{_AGG_ALL}/solved_some", "solved_some_frac", 0),
-    (rf"{_AGG_ALL}/has_error/mean|has_error/mean|log:Error", "errored_frac", 0),
-    (r"errored_rollouts/all", "errored_frac", 1),
-    (r"off_policy/max|off_policy_level/all/max|log:Max Off-Policy|log:Max\. Off-Policy Level", "off_policy_max", 0),
-    (r"off_policy/mean|off_policy_level/all/mean", "off_policy_mean", 0),
-    (r"off_policy/dropped", "off_policy_dropped", 0),
-    (r"time/wait_for_batch", "wait_for_batch", 0),
-    (r"time/wait_for_policy|time/wait_for_ckpt", "wait_for_policy", 0),
-    (r"time/step|log:Time", "step_time", 0),
-    (r"optim/lr|log:LR", "learning_rate", 0),
-    (r"actor/lr|learning_rate|lr", "learning_rate", 3),
-    # v0.9+ (research/prime-rl.md section 7); the old `reward/{all,env}/mean` family above stays.
-    (r"is_timeout/all/mean", "timeout_frac", 0),
-    (rf"is_timeout/{_A}/mean", "timeout_frac", 2),
-    (rf"{_AGG_ALL}/timing/agent/model/mean", "model_time", 0),
-    (rf"{_AGG_EFF}/timing/agent/model/mean", "model_time", 1),
-    (rf"{_EVAL_ALL}/is_truncated/mean", "eval_truncated_frac", 0),
-    (rf"{_EVAL_ALL}/has_error/mean", "eval_errored_frac", 0),
-    (rf"eval/{_A}/all/seq_len/mean", "eval_response_length", 0),
-    (r"expert_load/cv/mean", "expert_load_cv", 0),
-    (r"expert_load/cold_frac/mean", "expert_cold_frac", 0),
-    (r"loss/perplexity", "perplexity", 0),
-    (r"val/loss", "val_loss", 0),
-    (r"val/perplexity", "val_perplexity", 0),
-    (r"filters/all/is_filtered", "filtered_frac", 0),
-    (rf"filters/{_A}/is_filtered", "filtered_frac", 2),
-)
-_COMPILED = tuple((re.compile(pattern), canonical, rank) for pattern, canonical, rank in _CROSSWALK)
-# TRL logs the share of groups whose rewards all agree; the trainable share is its complement.
-_COMPLEMENT = {"frac_reward_zero_std": "trainable_frac"}
-
-# Row fields that are bookkeeping, not metrics: never listed as unread.
-# `producer` tags each row of v0.9+'s shared `monitors/file/metrics.jsonl` with its writer (the
-# file monitor's `producer` field: orchestrator, trainer, ...). `progress/*` counts what was
-# consumed (SFT's epoch, samples, tokens), a position rather than a measurement.
-_NOT_METRICS = frozenset({"step", "_step", "Step", "global_step", "train/global_step", "trainer/global_step", "time",
-                          "timestamp", "_timestamp", "_runtime", "epoch", "train/epoch", "producer",
-                          "progress/epoch", "progress/num_samples", "progress/num_tokens"})
 
 # Families a hosted run logs that no signature judges, named in `notes` by what they measure
 # (the hosted orchestrator's buffer and filters; rl-stability.md section 2; research/prime-rl.md 3.3).
@@ -214,6 +127,7 @@ class Track:
     canonical: str
     rank: int
     complement: bool = False
+    vocabularies: tuple[str, ...] = ()
     steps: array = field(default_factory=lambda: array("q"))
     values: array = field(default_factory=lambda: array("d"))
 
@@ -226,6 +140,7 @@ class Series:
     raw: str
     steps: array
     values: array
+    vocabularies: tuple[str, ...] = ()  # the trainers whose tables name `raw` (FALLBACK: read by pattern)
 
     def __len__(self) -> int:
         return len(self.values)
@@ -321,8 +236,16 @@ class Collector:
         self.first_malformed = ""
         self.settings: dict[str, float] = {}
         self.document = ""  # what a JSON document turned out to be, when it had no steps
+        # Where the steps went back to the start: (where, the highest step before, the step it went back to).
+        self.restarts: list[tuple[str, int, int]] = []
+        self._source_first: int | None = None
+        self._run_high = -MAX_RESTART_GAP
         self._sample_low = math.inf
         self._sample_high = -math.inf
+
+    def new_source(self) -> None:
+        """Rows from another file follow: its steps may cover the same run again (a folder's two exports)."""
+        self._source_first, self._run_high = None, -MAX_RESTART_GAP
 
     @property
     def steps_seen(self) -> int:
@@ -332,10 +255,19 @@ class Collector:
         self._sample_low = min(self._sample_low, reward)
         self._sample_high = max(self._sample_high, reward)
 
-    def row(self, step: int, row: dict, scan: bool) -> None:
-        """One row of one step. `scan`: the row may hold non-finite values outside the crosswalk."""
-        if not self._steps or self._steps[-1] != step:
-            self._steps.append(step)
+    def row(self, step: int, row: dict, scan: bool, where: str = "") -> None:
+        """One row of one step. `scan`: the row may hold non-finite values outside the vocabularies.
+        `where` (file:line) names the row if its step starts the run over."""
+        steps = self._steps
+        if not steps or steps[-1] != step:
+            if self._source_first is None:
+                self._source_first = step
+            if step > self._run_high:
+                self._run_high = step
+            elif step <= self._source_first and self._run_high - self._source_first >= MAX_RESTART_GAP:
+                self.restarts.append((where, self._run_high, step))
+                self._run_high = step
+            steps.append(step)
         if not self._seen.issuperset(row):  # in C: new names are rare after the first rows
             self._learn(row)
         for name, track in self._routed:
@@ -387,7 +319,7 @@ class Collector:
                 self._tracks.append(track)
                 self._routed.append((name, track))
                 self._routed_names.add(name)
-            elif name not in _NOT_METRICS:
+            elif name not in bookkeeping():
                 self._unread.add(name)
 
     def finish(self) -> Run:
@@ -401,6 +333,9 @@ class Collector:
         series = {name: _tidy(track) for name, track in best.items()}
         _derive_group_shares(series)
         notes = list(self.notes)
+        guessed = [f"{shown(found.raw)} as {name}" for name, found in series.items() if FALLBACK in found.vocabularies]
+        if guessed:
+            notes.append("read by the name's pattern, as no trainer's vocabulary names it: " + "; ".join(guessed))
         for name in SHARES & series.keys():
             if max(series[name].values) > 1:
                 notes.append(f"{shown(series[name].raw)} goes above 1, so it is a count, not a share; it was not "
@@ -438,12 +373,8 @@ class Collector:
 
 
 def _track_for(name: str) -> Track | None:
-    if name in _COMPLEMENT:
-        return Track(name, _COMPLEMENT[name], 1, complement=True)
-    for pattern, canonical, rank in _COMPILED:
-        if pattern.fullmatch(name):
-            return Track(name, canonical, rank)
-    return None
+    found = meaning(name)
+    return None if found is None else Track(name, found.canonical, found.rank, found.complement, found.vocabularies)
 
 
 def _is_nonfinite(value: object) -> bool:
@@ -471,7 +402,7 @@ def _tidy(track: Track) -> Series:
                 merged_steps.append(step)
                 merged_values.append(value)
         steps, values = merged_steps, merged_values
-    return Series(track.canonical, track.raw, steps, values)
+    return Series(track.canonical, track.raw, steps, values, track.vocabularies)
 
 
 def _derive_group_shares(series: dict[str, Series]) -> None:
@@ -498,8 +429,9 @@ def _derive_group_shares(series: dict[str, Series]) -> None:
         none_share.append(n / total)
         all_share.append(a / total)
         trainable.append(1.0 - (n + a) / total)
-    series["solved_none_frac"] = Series("solved_none_frac", none.raw, steps, none_share)
-    series["solved_all_frac"] = Series("solved_all_frac", every.raw, steps, all_share)
+    series["solved_none_frac"] = Series("solved_none_frac", none.raw, steps, none_share, none.vocabularies)
+    series["solved_all_frac"] = Series("solved_all_frac", every.raw, steps, all_share, every.vocabularies)
     if "trainable_frac" not in series and steps:
-        series["trainable_frac"] = Series("trainable_frac", f"1 - {none.raw} - {every.raw}", steps, trainable)
+        series["trainable_frac"] = Series("trainable_frac", f"1 - {none.raw} - {every.raw}", steps, trainable,
+                                          none.vocabularies)
 

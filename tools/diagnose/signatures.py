@@ -18,7 +18,7 @@ import math
 import operator
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +85,12 @@ HACK_EVAL_POINTS = 4
 HACK_LENGTH = 2.0
 HACK_LENGTH_ONSET = 1.5
 HACK_ENTROPY = 0.5
+# Length collapse (derived): the reward gained at least 0.1 while the response length fell to half its
+# start or less, fast: from 90% to 50% of its start within a quarter of the run (at least 50 steps). A
+# model that grows concise as it learns shortens slowly; one paid by a length term halves its answers.
+LENGTH_COLLAPSE = 0.5
+LENGTH_COLLAPSE_FROM = 0.9
+LENGTH_COLLAPSE_SHARE = 4
 ENTROPY_ONSET = 0.5  # an entropy collapse began where entropy fell below half its start (derived)
 ENTROPY_EXPLOSION_ONSET = 1.5  # ... an explosion where it passed 1.5x its start
 # A stall (derived): after the last step, something kept logging for more than 10 median step
@@ -205,11 +211,12 @@ def _span(steps: list[int]) -> tuple[int, int]:
     return steps[0], steps[-1]
 
 
-def _began(found: Series | None, past: Callable[[float], bool], direction: int = 0) -> int | None:
+def _began(found: Series | None, past: Callable[[float], bool], direction: int = 0, log: bool = False) -> int | None:
     """Where the change that carried the series into `past` (and kept it there) began: the change-point
-    of its smoothed values before the crossing, when the slope bends there in `direction` (+1 up, -1
-    down); the crossing itself when no such bend stands out. Onset, not threshold: a rollback before it
-    lands before the decline, not where the decline passed a line."""
+    before the crossing, when the slope bends there in `direction` (+1 up, -1 down); the crossing itself
+    when no such bend stands out. Onset, not threshold: a rollback before it lands before the decline, not
+    where the decline passed a line. The smoothed series finds the change; the raw series dates it.
+    `log`: the series grows by factors (a KL), so its bend is looked for in its logarithm."""
     if found is None:
         return None
     smoothed = stats.rolling_mean(found.values, SMOOTH)
@@ -217,7 +224,9 @@ def _began(found: Series | None, past: Callable[[float], bool], direction: int =
     if start is None:
         return None
     if direction:
-        start = _changed(smoothed, max(0, start - ONSET_LOOKBACK), start, start, direction)
+        raw = [math.log(max(v, 1e-12)) for v in found.values] if log else found.values
+        shape = stats.rolling_mean(raw, SMOOTH) if log else smoothed
+        start = _changed(raw, shape, max(0, start - ONSET_LOOKBACK), start, start, direction)
     return found.steps[start]
 
 
@@ -226,16 +235,23 @@ def _turned(found: Series, smoothed: list[float], turn: int, crossed: int, direc
     the change-point near the turn (a smoothed peak is itself a little off) or after it, up to where
     it crossed its line; the fit sees as much before the turn as after, so the bend stands out."""
     lo = max(0, turn - max(SMOOTH, crossed - turn))
-    return found.steps[_changed(smoothed, lo, crossed, crossed, direction, turn - SMOOTH // 2)]
+    return found.steps[_changed(found.values, smoothed, lo, crossed, crossed, direction, turn - SMOOTH // 2)]
 
 
-def _changed(smoothed: list[float], lo: int, crossed: int, fallback: int, direction: int, floor: int = 0) -> int:
+def _changed(raw: Sequence[float], smoothed: list[float], lo: int, crossed: int, fallback: int, direction: int,
+             floor: int = 0) -> int:
+    """The change-point of the smoothed values in [lo, crossed + SMOOTH], dated on the raw values: a centred
+    mean bends up to half its window before the series does, so the bend is fitted again on the raw values
+    within a window of it, and kept where the raw fit bends the same way."""
     hi = min(len(smoothed) - 1, crossed + SMOOTH)
     lo = max(0, min(lo, crossed - SMOOTH))
     found = stats.hinge(smoothed, lo, hi, max(lo + 1, floor), min(crossed, hi - 1))
     if found is None or found[1] * direction <= 0:
         return fallback
-    return found[0]
+    near = stats.hinge(raw, lo, hi, max(lo + 1, found[0]), min(hi - 1, found[0] + SMOOTH // 2))
+    if near is None or near[1] * direction <= 0:
+        return found[0]
+    return near[0]
 
 
 def _start_level(found: Series) -> float:
@@ -258,6 +274,11 @@ def check_flat(view: View) -> Hit | None:
     level = stats.mean(values)
     if level > FLAT_REWARD:
         return None
+    # A run that rose well above its start earlier learned: a fall from there is a collapse (its own
+    # signature), never a "flat" reward.
+    found = view.series("reward_mean")
+    if max(stats.rolling_mean(found.values, SMOOTH)) - _start_level(found) >= COLLAPSE_MIN_GAIN:
+        return None
     # Refined: a reward still small but climbing (significantly, and by half the threshold over
     # the window) is learning, not flat.
     if len(values) >= MIN_TREND_POINTS:
@@ -266,7 +287,7 @@ def check_flat(view: View) -> Hit | None:
             return None
     return Hit(_span(steps), {"recent_mean_reward": level, "threshold": FLAT_REWARD},
                f"mean reward {level:.3f} over the last {len(values)} steps",
-               first_step=_began(view.series("reward_mean"), lambda v: v <= FLAT_REWARD))
+               first_step=_began(found, lambda v: v <= FLAT_REWARD))
 
 
 def check_saturated(view: View) -> Hit | None:
@@ -433,7 +454,7 @@ def check_mismatch_high(view: View) -> Hit | None:
         return None
     return Hit(_span(recent[0]), {"recent_median_mismatch_kl": level, "threshold": MISMATCH_HIGH},
                f"median mismatch KL {level:.3g} over the last {len(recent[1])} steps",
-               first_step=_began(view.series("mismatch_kl"), lambda v: v > MISMATCH_HIGH, 1))
+               first_step=_began(view.series("mismatch_kl"), lambda v: v > MISMATCH_HIGH, 1, log=True))
 
 
 def check_nonfinite(view: View) -> Hit | None:
@@ -618,11 +639,41 @@ def check_hacking(view: View) -> Hit | None:
     gained_before = (before[-1] - _start_level(train)) if before else 0.0
     if gained_before > gain / 2:
         return None  # the reward rose first; the length came later
+    grew = _began(length, lambda v: v >= HACK_LENGTH_ONSET * start, 1)
     return Hit((took_off, train.steps[-1]),
                {"reward_gain": gain, "length_ratio": length_ratio, "entropy_ratio": entropy_ratio,
                 "share_of_gain_before_length_took_off": gained_before / gain},
                f"reward rose by {gain:.3f} only once the responses grew ({length_ratio:.1f}x their start, from step "
-               f"{took_off}) and entropy fell to {entropy_ratio:.0%}: read the rollouts before trusting it")
+               f"{took_off}) and entropy fell to {entropy_ratio:.0%}: read the rollouts before trusting it",
+               first_step=grew if grew is not None and grew <= took_off else took_off)
+
+
+def check_length_collapse(view: View) -> Hit | None:
+    train, length = view.series("reward_mean", 2 * RECENT), view.series("response_length", 2 * RECENT)
+    if train is None or length is None:
+        return None
+    gain = stats.mean(train.values[-RECENT:]) - _start_level(train)
+    start = _start_level(length)
+    ratio = stats.mean(length.values[-RECENT:]) / max(start, 1e-9)
+    if gain < COLLAPSE_MIN_GAIN or ratio > LENGTH_COLLAPSE:
+        return None
+    smoothed = stats.rolling_mean(length.values, SMOOTH)
+    below = stats.onset(smoothed, lambda v: v <= LENGTH_COLLAPSE * start)
+    if below is None:
+        return None
+    above = max((i for i in range(below) if smoothed[i] >= LENGTH_COLLAPSE_FROM * start), default=0)
+    took = length.steps[below] - length.steps[above]
+    if took > max(RECENT, (length.steps[-1] - length.steps[0]) // LENGTH_COLLAPSE_SHARE):
+        return None  # a slow shortening as the task is learned
+    began = _began(length, lambda v: v <= LENGTH_COLLAPSE * start, -1)
+    return Hit((length.steps[below], length.steps[-1]),
+               {"reward_gain": view.reward(gain) - view.reward(0.0), "length_ratio": ratio,
+                "start_length": start, "recent_length": stats.mean(length.values[-RECENT:]),
+                "steps_to_halve": float(took), "threshold_ratio": LENGTH_COLLAPSE},
+               f"reward rose by {view.reward(gain) - view.reward(0.0):.3g} while the responses fell to {ratio:.0%} of "
+               f"their start ({start:.0f} -> {stats.mean(length.values[-RECENT:]):.0f} tokens) within {took} steps: "
+               "the reward pays for brevity",
+               first_step=began)
 
 
 def _diverging_eval(train: Series, held_out: Series) -> Hit | None:
@@ -637,7 +688,10 @@ def _diverging_eval(train: Series, held_out: Series) -> Hit | None:
     if train_gain < COLLAPSE_MIN_GAIN or eval_gain >= HACK_EVAL_SHARE * train_gain:
         return None
     smoothed = stats.rolling_mean(held_out.values, 3)
-    best = held_out.steps[max(range(len(smoothed)), key=smoothed.__getitem__)]
+    turn = max(range(len(smoothed)), key=smoothed.__getitem__)
+    # The smoothed best finds the turn; the raw evals date it: where a line that bends once fits them best.
+    bend = stats.hinge(held_out.values, 0, len(held_out) - 1, max(1, turn - 2), min(len(held_out) - 2, turn + 2))
+    best = held_out.steps[bend[0] if bend is not None and bend[1] < 0 else turn]
     return Hit((best, train.steps[-1]),
                {"train_reward_gain": train_gain, "eval_reward_gain": eval_gain, "best_eval_step": best,
                 "threshold_share": HACK_EVAL_SHARE},
@@ -714,6 +768,7 @@ class Signature:
     # cause the run does not have.
     difficulty: bool = False
     reads_samples: bool = False  # the finding points at the rollouts to read
+    remedy: str = ""  # a fix outside the training config (the environment's reward), said as the primary's remedy
 
 
 # Consequences a broken policy drags along (the story's links; timing decides which way they go).
@@ -752,6 +807,18 @@ SIGNATURES: tuple[Signature, ...] = (
               explains=("length-truncation", "entropy-collapse", "saturated-reward", "zero-advantage-dominant",
                         "grad-norm-spike", "unstable-reward"),
               holds=("max_tokens",), reads_samples=True),
+    Signature("length-collapse", "error", check_length_collapse,
+              ("the reward has a length term (a brevity bonus, a per-token penalty) the policy earns by answering "
+               "shorter rather than better", "a format or judge reward the shortest answers satisfy"),
+              (),
+              ("response length levels off above half its start while the task reward (without its length "
+               "term) keeps rising", "sampled rollouts at the steps named still reason to their answer",
+               "held-out eval reward rises with the training reward"),
+              explains=("entropy-collapse", "saturated-reward", "zero-advantage-dominant", "slow-learning",
+                        "unstable-reward"),
+              reads_samples=True,
+              remedy="make the length term unable to pay for itself: apply it only to correct answers, or clip it "
+                     "to a small share of the reward (or drop it), then resume from the rollback step"),
     Signature("reward-collapse", "error", check_collapse,
               ("learning rate too high for the batch (playbook bin 2), often announced by grad-norm spikes",
                "growing train-inference mismatch or stale data", "a policy that degenerated (repetition, gibberish)"),

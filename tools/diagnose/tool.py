@@ -19,16 +19,22 @@ from tools.diagnose.readers import FORMATS, checkpoints_in, read
 from tools.diagnose.series import CANONICAL, Run
 from tools.diagnose.signatures import BY_CODE, RECENT, SIGNATURES, Change, View
 from tools.diagnose.story import Begun, Story, offered, rollback, tell
+from tools.diagnose.vocabulary import export_hints
+from tools.env_refs import shown
 from tools.errors import BadInput
 from tools.findings import Severity, rank
+
+# The series the signatures judge: a run without one of them is judged without that signature.
+JUDGED = ("reward_mean", "entropy", "response_length", "truncated_frac", "grad_norm", "mismatch_kl", "eval_reward")
 
 
 class DiagnoseInput(BaseModel):
     source: Annotated[
         Path,
         Arg(positional=True, metavar="SOURCE"),
-        Field(description="metrics.jsonl, a console or JSON log, `prime train metrics` JSON, a CSV with a "
-                          "step column, or a run folder."),
+        Field(description="metrics.jsonl (prime-rl, Tinker, verl's file logger), a console or JSON log, `prime "
+                          "train metrics` JSON, a TRL trainer_state.json, a W&B CSV with a step column, or a run "
+                          "folder."),
     ]
     config: Annotated[
         Path | None,
@@ -79,6 +85,10 @@ class DiagnoseResult(ToolResult):
     config_dialect: str | None = None
     notes: list[str] = Field(default_factory=list)
     unread: list[str] = Field(default_factory=list, description="metrics the run has that no reader maps")
+    vocabularies: list[str] = Field(default_factory=list, description="the trainers whose metric vocabularies named "
+                                    "the series read ('pattern': read by the name's pattern alone)")
+    missing: list[str] = Field(default_factory=list, description="series the signatures judge that the run lacks")
+    judged: bool = Field(True, description="false when there is no reward series: no verdict, healthy or not")
     primary: Primary | None = Field(description="the finding that explains the run; null when it is healthy")
     findings: list[RunFinding] = Field(description="the primary first, then in the order they began")
     compare: Comparison | None = None
@@ -89,7 +99,10 @@ class DiagnoseResult(ToolResult):
     def render(self) -> str:
         span = f": {self.first_step}-{self.last_step}" if self.steps else ""
         lines = [f"{self.source}  ({FORMATS.get(self.format, self.format)}, {self.steps} steps{span})",
-                 f"metrics: {', '.join(self.metrics_found) or 'none recognised'}"]
+                 f"metrics: {', '.join(self.metrics_found) or 'none recognised'}"
+                 + (f" (names of {', '.join(self.vocabularies)})" if self.vocabularies else "")]
+        if self.missing:
+            lines.append(f"not in the source: {', '.join(self.missing)} (what they would show was not judged)")
         lines += [f"note: {note}" for note in self.notes]
         if self.primary:
             began = f" from step {self.primary.at_step}" if self.primary.at_step is not None else ""
@@ -141,8 +154,10 @@ def diagnose(args: DiagnoseInput, ctx: Context) -> DiagnoseResult:
         source=str(source), format=kind, steps=len(run.steps), first_step=run.first_step, last_step=run.last_step,
         metrics_found=[name for name in CANONICAL if name in run.series],
         metric_sources={name: run.series[name].raw for name in CANONICAL if name in run.series},
-        config_dialect=str(config.dialect) if config else None, notes=notes, unread=run.unread, primary=primary,
-        findings=findings, compare=comparison,
+        config_dialect=str(config.dialect) if config else None, notes=notes, unread=run.unread,
+        vocabularies=_vocabularies(run),
+        missing=[name for name in JUDGED if name not in run.series], judged="reward_mean" in run.series,
+        primary=primary, findings=findings, compare=comparison,
     )
 
 
@@ -170,8 +185,9 @@ def judge(run: Run, config: ConfigView | None,
         ))
     findings.sort(key=lambda f: (f.code != story.primary, f.first_step is None, f.first_step or 0, rank(f.severity)))
     if story.primary is None:
-        # `healthy` means no error or warning; informational findings may stand beside it.
-        return None, [_healthy(run), *findings]
+        # `healthy` means no error or warning; informational findings may stand beside it. Without a
+        # reward series nothing says the run learns: no verdict.
+        return None, [_healthy(run) if "reward_mean" in run.series else _unjudged(run), *findings]
     return _primary(story, findings[0], run, config), findings
 
 
@@ -193,6 +209,8 @@ def _primary(story: Story, finding: RunFinding, run: Run, config: ConfigView | N
     elif BY_CODE[finding.code].rolls_back and story.at_step is not None and checkpoints is not None:
         none = "no checkpoint" if seen else "`ckpt.interval` schedules no checkpoint"
         remedy.append(f"{none} before step {story.at_step}: restart from the start")
+    if BY_CODE[finding.code].remedy:
+        remedy.append(BY_CODE[finding.code].remedy)
     remedy += [f"{d.key}: {d.change}" + (f" ({d.from_!r} -> {d.to!r})" if d.to is not None else "")
                for d in finding.deltas]
     if finding.look_at:
@@ -269,6 +287,35 @@ def _healthy(run: Run) -> RunFinding:
                       steps=[run.first_step, run.last_step] if run.steps else None,
                       summary="no failure signature on any window", evidence=evidence, causes=[], deltas=[],
                       stop_when=[])
+
+
+def _vocabularies(run: Run) -> list[str]:
+    """The fewest trainers whose tables name every series read, the one naming most first: a name two
+    trainers share (`optim/lr`) does not make a prime-rl run a Tinker one."""
+    named = {trainer: {name for name, found in run.series.items() if trainer in found.vocabularies}
+             for found in run.series.values() for trainer in found.vocabularies}
+    chosen: list[str] = []
+    covered: set[str] = set()
+    for trainer in sorted(named, key=lambda t: (-len(named[t]), t)):
+        if named[trainer] - covered:
+            chosen.append(trainer)
+            covered |= named[trainer]
+    return chosen
+
+
+def _unjudged(run: Run) -> RunFinding:
+    read = ", ".join(f"{name} ({found.raw})" for name, found in run.series.items()) or "none"
+    unread = ", ".join(map(shown, run.unread[:12])) + (f" and {len(run.unread) - 12} more" if len(run.unread) > 12
+                                                       else "")
+    return RunFinding(
+        code="unjudged", severity="warning", first_step=run.first_step,
+        steps=[run.first_step, run.last_step] if run.steps else None,
+        summary=f"no reward series, so no verdict: read {read}; not read: {unread or 'none'}",
+        evidence={"series_read": float(len(run.series)), "metrics_unread": float(len(run.unread))},
+        causes=["the source holds no metric any trainer's vocabulary names as the reward (or its name is one "
+                "diagnose does not know: the unread names are listed)"],
+        deltas=[], stop_when=["the source has a per-step reward series; " + "; ".join(
+            export_hints({trainer for found in run.series.values() for trainer in found.vocabularies}))])
 
 
 def _deltas(changes: tuple[Change, ...], config: ConfigView | None,

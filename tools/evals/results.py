@@ -22,6 +22,10 @@ Facts (shared/research/verifiers-prime.md 2.1 and 2.3, checked against verifiers
   stream is read as one file: its chunks in order, a plain chunk before its twin, lines numbered
   across chunks.
 
+The sampling temperature is read where the run records it: legacy metadata.json's `sampling_args`,
+vf-eval 0.4's resolved config saved beside the traces (`configs/resolved/eval.json` in 0.4.0,
+`configs/eval.json` later: `sampling.temperature`), and each trace's model calls and agent config.
+
 A line that does not parse (a run cut off mid-write, a hand edit) is counted and skipped with
 its file and line number; the rest of the run is still read. A file in which no line is a
 rollout is refused as bad input: it is not an eval run, and must never pass for an empty one.
@@ -39,7 +43,8 @@ from typing import Any, Literal
 
 import orjson
 
-from tools.errors import BadInput
+from tools.errors import BadInput, ToolError
+from tools.evals.failures import DESCRIBED, read_logs, run_logs
 from tools.files import LINE_LIMIT, BoundedLines, open_regular, read_text_bounded
 
 Format = Literal["traces", "legacy", "hosted"]
@@ -103,10 +108,21 @@ class RunData:
     metadata: dict[str, Any] = field(default_factory=dict)
     success_name: str | None = None  # the reward or metric that says a rollout succeeded, if the rows carry one
     regrouped: bool = False  # rows keyed `id` (verifiers <= 0.1.5) were grouped by their prompts
+    # The highest sampling temperature the run records (None: it records none), and where it was read.
+    temperature: float | None = None
+    temperature_source: str | None = None
+
+    def saw_temperature(self, value: Any, source: str) -> None:
+        if _number(value) is not None and (self.temperature is None or float(value) > self.temperature):
+            self.temperature, self.temperature_source = float(value), source
 
 
 def locate(path: Path) -> RunFiles:
-    """The run that PATH names: a results file, a run directory, or a folder of runs (the newest)."""
+    """The run that PATH names: a results file, a run directory, or a folder of runs (the newest).
+
+    A run that wrote no results but a log (an eval that failed before its first rollout) is
+    answered by what its log says went wrong, as a ToolError; so is the newest run of a folder
+    when that one failed."""
     if not path.exists():
         raise BadInput("no-such-path", f"{path} does not exist",
                        "pass a run directory (outputs/<run>) or its traces.jsonl / results.jsonl")
@@ -115,31 +131,73 @@ def locate(path: Path) -> RunFiles:
     direct = _run_in_dir(path)
     if direct:
         return direct
-    candidates = [f.parent for name in (TRACES_FILE, LEGACY_RESULTS, HOSTED_SAMPLES)
-                  for f in _walk(path, name, _SEARCH_DEPTH)]
-    candidates += [s.parents[3] for s in _walk(path, STREAM_DIR, _SEARCH_DEPTH)]
-    runs = [run for run in map(_run_in_dir, candidates) if run]
-    if not runs:
-        raise BadInput("no-eval-run", f"no eval run found in {path} (looked for {TRACES_FILE}, {STREAM_DIR}/, "
-                       f"{LEGACY_RESULTS} with {LEGACY_METADATA}, or {HOSTED_SAMPLES}, up to {_SEARCH_DEPTH} "
-                       "folders deep)",
-                       "run `rlpilot eval run ENV` first, or pass the run directory it printed")
-    return max(runs, key=lambda run: run.results.stat().st_mtime)
+    runs: list[tuple[float, RunFiles | Path]] = []
+    empty, training = True, _is_training_run(path)
+    for folder, names in _folders(path, _SEARCH_DEPTH):
+        empty = empty and (folder != path or not names)
+        run = _run_in_dir(folder) if names & _RUN_NAMES else None
+        if run:
+            runs.append((run.results.stat().st_mtime, run))
+        # A folder is a failed eval by its saved eval config, or by being the one the person named.
+        elif folder == path and not training or "configs" in names and saved_eval_config(folder):
+            logs = run_logs(folder) if "logs" in names or any(n.endswith(".log") for n in names) else []
+            if logs:
+                runs.append((max(log.stat().st_mtime for log in logs), folder))
+    if runs:
+        newest = max(runs, key=lambda found: found[0])[1]
+        if isinstance(newest, Path):
+            raise failed_run(newest)
+        return newest
+    raise _not_a_run(path, empty)
 
 
-def _walk(root: Path, name: str, depth: int) -> Iterator[Path]:
-    """`<folder>/name` for every folder under root that has it (a file, or a stream folder)."""
-    if depth == 0:
-        return
+# What marks a folder as a run: its results, or a trace stream under `monitors/`.
+_RUN_NAMES = {TRACES_FILE, LEGACY_RESULTS, HOSTED_SAMPLES, "monitors"}
+_FAILURE_CODES = {"auth": "eval-auth-failed", "quota": "eval-out-of-quota", "network": "eval-unreachable",
+                  "crash": "eval-crashed"}
+
+
+def failed_run(folder: Path) -> ToolError:
+    """What an eval run that wrote no rollout says went wrong, read from its logs."""
+    reading = read_logs(run_logs(folder))
+    failure = reading.failure
+    if failure is None:
+        ended = "; ".join(reading.tail) or "nothing"
+        return ToolError("eval-no-results", f"the eval in {folder} wrote no results, and its log {reading.files[0]} "
+                         f"names no error (it ends: {ended})", "read that log whole, fix what stopped the eval, and "
+                         "run it again")
+    return ToolError(_FAILURE_CODES[failure.kind], f"the eval in {folder} wrote no results: its log shows "
+                     f"{DESCRIBED[failure.kind]} ({failure.where}: {failure.text})", failure.action)
+
+
+def _not_a_run(path: Path, empty: bool) -> BadInput:
+    if empty:
+        return BadInput("no-eval-run", f"{path} is empty: no eval run in it",
+                        "run `rlpilot eval run ENV` first, or pass the run directory it printed")
+    if _is_training_run(path):
+        return BadInput("no-eval-run", f"{path} is a training run (metrics.jsonl), not an eval run",
+                        f"read it with `rlpilot diagnose {path}`; pass an eval run here")
+    return BadInput("no-eval-run", f"no eval run found in {path} (looked for {TRACES_FILE}, {STREAM_DIR}/, "
+                    f"{LEGACY_RESULTS} with {LEGACY_METADATA}, or {HOSTED_SAMPLES}, up to {_SEARCH_DEPTH} "
+                    "folders deep)", "run `rlpilot eval run ENV` first, or pass the run directory it printed")
+
+
+def _is_training_run(path: Path) -> bool:
+    return (path / "metrics.jsonl").is_file() or (path / "monitors" / "file" / "metrics.jsonl").is_file()
+
+
+def _folders(root: Path, depth: int) -> Iterator[tuple[Path, set[str]]]:
+    """Each folder under root (root included, `depth` levels down) with the names it holds, in one walk."""
     try:
         children = list(root.iterdir())
     except OSError:
         return
+    yield root, {child.name for child in children}
+    if depth == 0:
+        return
     for child in children:
-        if child.is_dir() and not child.name.startswith("."):
-            if (child / name).is_file() or (name == STREAM_DIR and stream_chunks(child / name)):
-                yield child / name
-            yield from _walk(child, name, depth - 1)
+        if not child.name.startswith(".") and child.is_dir():
+            yield from _folders(child, depth - 1)
 
 
 def stream_chunks(stream: Path) -> list[Path]:
@@ -204,6 +262,7 @@ def _first_record_looks_like_episode(path: Path) -> bool:
 def read_run(files: RunFiles) -> RunData:
     refuse_lfs_pointer(files.results)
     run = RunData(files=files, metadata=_read_metadata(files.metadata))
+    _read_sampling(run)
     extract = _episode_rollout if files.format == "traces" else _legacy_rollout
     rows = _samples(files.results, run) if files.format == "hosted" else records(files.results)
     prompts: list[str | None] = []  # for rows keyed `id`: their prompts, which name the examples
@@ -222,8 +281,9 @@ def read_run(files: RunFiles) -> RunData:
                 if files.format != "traces" and "example_id" not in record:
                     prompt = record.get("prompt", record.get("input"))
                     prompts.append(None if prompt is None else json.dumps(prompt, sort_keys=True))
-                if not run.metadata and files.format == "traces":
-                    run.metadata = _episode_metadata(record)
+                if files.format == "traces":
+                    run.metadata = run.metadata or _episode_metadata(record)
+                    _episode_temperature(run, record, number)
                 continue
             except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as error:
                 detail = f"no {error} field" if isinstance(error, KeyError) else str(error)
@@ -339,6 +399,46 @@ def _read_metadata(path: Path | None) -> dict[str, Any]:
         raise BadInput("bad-metadata", f"{path} is not valid JSON ({error})",
                        "restore it from the run, or pass results.jsonl alone") from None
     return data if isinstance(data, dict) else {}
+
+
+# vf-eval 0.4 saves the run's resolved config before any rollout (v1/cli/output.py), so a run folder
+# whose eval failed still has it: `configs/resolved/eval.json` in 0.4.0, `configs/eval.json` after.
+_RUN_CONFIGS = ("configs/eval.json", "configs/resolved/eval.json")
+
+
+def saved_eval_config(folder: Path) -> Path | None:
+    return next((folder / name for name in _RUN_CONFIGS if (folder / name).is_file()), None)
+
+
+def _read_sampling(run: RunData) -> None:
+    """The temperature the run's own metadata names: legacy metadata.json's `sampling_args`
+    (verifiers <= 0.3, save_utils.build_metadata), or vf-eval 0.4's saved config."""
+    sampling = run.metadata.get("sampling_args")
+    if isinstance(sampling, dict):
+        run.saw_temperature(sampling.get("temperature"), f"{run.files.metadata} sampling_args")
+    if run.files.format != "traces" or run.files.results.is_dir():
+        return
+    path = saved_eval_config(run.files.results.parent)
+    if path:
+        try:
+            config = json.loads(read_text_bounded(path))
+        except (ValueError, RecursionError):
+            return  # a damaged config says nothing; the traces may still
+        sampling = config.get("sampling") if isinstance(config, dict) else None
+        if isinstance(sampling, dict):
+            run.saw_temperature(sampling.get("temperature"), f"{path} sampling")
+
+
+def _episode_temperature(run: RunData, episode: dict[str, Any], number: int) -> None:
+    """The temperature a trace records: each model call's effective sampling, else its agent's config."""
+    for trace in episode.get("traces") or []:
+        calls = trace.get("calls") if isinstance(trace, dict) else None
+        agent = trace.get("agent") if isinstance(trace, dict) else None
+        config = agent.get("config") if isinstance(agent, dict) else None
+        found = [c.get("sampling") for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+        for sampling in [*found, config.get("sampling") if isinstance(config, dict) else None]:
+            if isinstance(sampling, dict):
+                run.saw_temperature(sampling.get("temperature"), f"{run.files.results}:{number} sampling")
 
 
 def _episode_metadata(episode: dict[str, Any]) -> dict[str, Any]:

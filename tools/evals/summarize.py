@@ -4,6 +4,9 @@ The playbook's first-run protocol asks for reward diversity at baseline. GRPO-st
 learns only from groups (the rollouts of one example) whose rewards differ, so the verdict is
 about groups: all failing, all passing, or all equal. One rule set, checked in this order:
 - `broken`: nothing scored, or more than ERRORED_BROKEN of the rollouts errored;
+- `unjudged`: the run cannot show diversity, and the summary says which rerun would: most groups
+  hold one scored rollout (`-r 3`), or it sampled at temperature 0 (each group one greedy answer
+  repeated), read from its legacy metadata, vf-eval 0.4's saved config or its traces;
 - `too-hard`: more than MAJORITY of the groups fail every rollout;
 - `too-easy`: more than MAJORITY pass every rollout;
 - `no-diversity`: at least MAJORITY have zero variance while neither side has more than half
@@ -23,8 +26,14 @@ The recommendations are derived from the verdict and the same numbers, so none c
 filtering only for binary rewards with mixed groups to keep and never for `too-easy` (the data is
 what is wrong: harder examples, as verifiers says of a baseline of 80% or more; filtering would only
 drop the all-pass majority from every batch), pass@k only for binary rewards.
-The group shares are over the scored rollouts only (an errored rollout has no reward); the summary
-counts the scored rollouts and groups beside them, so shares of a mostly errored run are read as such.
+The group shares are over the scored rollouts only (an errored rollout has no reward), and over the
+groups with at least two of them: a group of one is all-pass or all-fail with zero variance by
+construction, so counting it would pass the pass rate off as a diversity share. The summary counts
+the scored and judged groups beside them, so shares of a mostly errored run are read as such.
+A larger group is advised only where some group has mixed rewards: the (1-p)^G argument needs
+rollouts that are independent tries, and groups whose every rollout scored alike say they are not.
+A run that failed is named by its failure (tools/evals/failures.py): its rollouts' most common
+error, or, with no rollout at all, its log.
 Recommendations follow the playbook and shared/research/rl-stability.md (S1, S2, S17, section 2
 on filtering, 3.4 on group size).
 """
@@ -42,10 +51,11 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from tools.contract import Arg, Context, ToolResult
+from tools.evals.failures import DESCRIBED, Failure, explain, read_logs, run_logs
 from tools.evals.results import Format, Rollout, RunData, locate, read_run
 from tools.playbook import PRESETS
 
-Verdict = Literal["ready", "too-hard", "too-easy", "no-diversity", "broken"]
+Verdict = Literal["ready", "too-hard", "too-easy", "no-diversity", "broken", "unjudged"]
 RewardKind = Literal["binary", "continuous"]
 JudgedBy = Literal["success-component", "binary", "unit-range", "observed-range", "nothing-scored"]
 
@@ -117,6 +127,10 @@ class EvalSummary(ToolResult):
     unscored_examples: int = Field(0, description="Groups with no scored rollout (every one errored or went "
                                                   "unscored): left out of the group shares.")
     errored_examples: int = Field(0, description="Groups that lost at least one rollout to an error.")
+    judged_examples: int = Field(0, description="Groups with at least two scored rollouts, the only ones that can "
+                                                "show variance: the denominator of the group shares.")
+    temperature: float | None = Field(None, description="The sampling temperature the run records (its metadata, "
+                                                        "saved config or traces); null when it records none.")
     reward: RewardStats
     reward_kind: RewardKind
     reward_scale: RewardScale
@@ -127,7 +141,11 @@ class EvalSummary(ToolResult):
     pass_at_k: PassAtK | None = Field(description="The chance that one of k rollouts passes (k the smallest group); "
                                                   "null for continuous rewards, where nothing is a plain pass.")
     verdict: Verdict
+    unjudged_because: list[str] = Field(default_factory=list, description="Why diversity is not judged (verdict "
+                                        "`unjudged`), each with the rerun that would judge it.")
     recommendations: list[Recommendation]
+    failure: Failure | None = Field(None, description="What the run's log or its errors name as the failure "
+                                                      "(auth, quota, network, crash), when they name one.")
     errors: dict[str, int] = Field(default_factory=dict, description="Error text -> how many rollouts hit it.")
     skipped_lines: int = 0
     warnings: list[str] = Field(default_factory=list)
@@ -150,7 +168,8 @@ class EvalSummary(ToolResult):
             f"groups     zero-variance {num(self.zero_variance_fraction)}  all-fail {num(self.all_fail_fraction)}"
             f"  all-pass {num(self.all_pass_fraction)}{self._group_counts()}",
             pass_line,
-            f"verdict    {self.verdict}",
+            f"verdict    {self.verdict}" + (f" ({'; '.join(self.unjudged_because)})" if self.unjudged_because
+                                             else ""),
         ]
         if self.errors:
             lines.append("errors")
@@ -194,9 +213,12 @@ def summarize_run(run: RunData) -> EvalSummary:
         groups.setdefault(rollout.example, []).append(rollout.reward)
         outcomes.setdefault(rollout.example, []).append((passes(rollout), fails(rollout)))
     sizes = [len(g) for g in groups.values()]
-    all_fail = _fraction(outcomes, lambda g: all(failed for _, failed in g))
-    all_pass = _fraction(outcomes, lambda g: all(passed for passed, _ in g))
-    zero_variance = _fraction(groups, lambda g: max(g) - min(g) <= _ZERO)
+    # A group of one scored rollout is all-pass or all-fail and has zero variance by construction:
+    # counting it would turn the pass rate into a diversity share. The shares are over the rest.
+    judged_groups = {example for example, g in groups.items() if len(g) >= 2}
+    all_fail = _fraction(outcomes, lambda g: all(failed for _, failed in g), judged_groups)
+    all_pass = _fraction(outcomes, lambda g: all(passed for passed, _ in g), judged_groups)
+    zero_variance = _fraction(groups, lambda g: max(g) - min(g) <= _ZERO, judged_groups)
     judged = scale.judged_by in ("success-component", "binary")
     pass_rate = _round(statistics.fmean(passes(r) for r in scored)) if judged and scored else None
     pass_k = None
@@ -213,8 +235,10 @@ def summarize_run(run: RunData) -> EvalSummary:
     rewards = [r.reward for r in scored]
     stats = RewardStats(mean=_round(mean), std=_round(statistics.pstdev(rewards)) if rewards else None,
                         min=min(rewards, default=None), max=max(rewards, default=None))
-    verdict = _verdict(errored_share, bool(scored), all_fail, all_pass, zero_variance)
+    unjudged = _unjudged_because(run, len(groups), len(judged_groups))
+    verdict = _verdict(errored_share, bool(scored), unjudged, all_fail, all_pass, zero_variance)
     errors = Counter(r.error for r in rollouts if r.error is not None)
+    said_groups = verdict == "unjudged" and too_few_groups(len(groups), len(judged_groups))
     summary = EvalSummary(
         path=str(run.files.results),
         format=run.files.format,
@@ -228,6 +252,8 @@ def summarize_run(run: RunData) -> EvalSummary:
         scored_examples=len(groups),
         unscored_examples=len(planned) - len(groups),
         errored_examples=errored_examples,
+        judged_examples=len(judged_groups),
+        temperature=run.temperature,
         reward=stats,
         reward_kind=kind,
         reward_scale=scale,
@@ -237,13 +263,46 @@ def summarize_run(run: RunData) -> EvalSummary:
         all_pass_fraction=_round(all_pass),
         pass_at_k=pass_k,
         verdict=verdict,
+        unjudged_because=unjudged if verdict == "unjudged" else [],
         recommendations=[],
+        failure=_failure(run, errors) if verdict == "broken" else None,
         errors=dict(errors.most_common(10)),
         skipped_lines=len(run.skipped),
-        warnings=_skip_warnings(run) + _group_warnings(run, groups, planned) + _two_value_warnings(values, scale),
+        warnings=[*_skip_warnings(run), *_group_warnings(run, groups, planned, said_groups),
+                  *_two_value_warnings(values, scale)],
     )
-    summary.recommendations = recommend(summary, min(sizes, default=0))
+    summary.recommendations = recommend(summary, min((len(groups[e]) for e in judged_groups), default=1))
     return summary
+
+
+def too_few_groups(scored_groups: int, judged_groups: int) -> bool:
+    """Most groups hold one scored rollout: too few can show variance for a verdict, which takes a majority.
+    (Errors cannot cut most groups to one without passing ERRORED_BROKEN first: this is a rollouts setting.)"""
+    return scored_groups > 0 and (scored_groups - judged_groups) / scored_groups > MAJORITY
+
+
+def _unjudged_because(run: RunData, scored_groups: int, judged_groups: int) -> list[str]:
+    """Why this run cannot show within-group diversity, each with the rerun that would: the verdicts
+    after `broken` read shares that such a run fills by construction."""
+    reasons = []
+    if too_few_groups(scored_groups, judged_groups):
+        reasons.append(f"{scored_groups - judged_groups} of {scored_groups} examples have one rollout: a group of "
+                       f"one cannot show variance; rerun with `-r {RERUN_ROLLOUTS}` or more")
+    if run.temperature == 0:
+        reasons.append(f"sampled at temperature 0 ({run.temperature_source}): each example's rollouts are one greedy "
+                       "answer repeated; rerun at a temperature above 0 (1.0, as training samples)")
+    return reasons
+
+
+def _failure(run: RunData, errors: Counter[str]) -> Failure | None:
+    """What went wrong, when the run says: its most common rollout error, or with no rollout at all its log."""
+    if errors:
+        return explain(errors.most_common(1)[0][0])
+    if run.rollouts:
+        return None
+    results = run.files.results
+    logs = run_logs(results if results.is_dir() else results.parent)
+    return read_logs(logs).failure if logs else None
 
 
 def judge_scale(scored: list[Rollout], kind: RewardKind, component: str | None
@@ -285,19 +344,20 @@ def judge_scale(scored: list[Rollout], kind: RewardKind, component: str | None
             lambda r: r.reward >= pass_at, lambda r: r.reward <= fail_at)
 
 
-def _group_warnings(run: RunData, groups: dict[str, list[float]], planned: Counter[str]) -> list[str]:
-    """`groups`: each example's scored rewards; `planned`: how many rollouts each example had in all."""
+def _group_warnings(run: RunData, groups: dict[str, list[float]], planned: Counter[str], said: bool) -> list[str]:
+    """`groups`: each example's scored rewards; `planned`: how many rollouts each example had in all;
+    `said`: the verdict already says why groups of one leave diversity unjudged."""
     notes = []
     scored = len(groups)
     if len(planned) > scored:
         notes.append(f"{len(planned) - scored} of {len(planned)} examples have no scored rollout (every one "
                      f"errored or went unscored): the group shares are over the other {scored}")
-    single = sum(len(g) == 1 and planned[example] == 1 for example, g in groups.items())
+    single = 0 if said else sum(len(g) == 1 and planned[example] == 1 for example, g in groups.items())
     if single:
         notes.append(f"{single} of {scored} examples have one rollout: within-group diversity is unjudged "
-                     f"for them; rerun with `-r {RERUN_ROLLOUTS}` or more")
+                     f"for them, and they are left out of the group shares; rerun with `-r {RERUN_ROLLOUTS}` or more")
     # A group that errors down to one scored rollout is unjudged too, but rerunning with more rollouts is not the fix.
-    cut = sum(len(g) == 1 and planned[example] > 1 for example, g in groups.items())
+    cut = 0 if said else sum(len(g) == 1 and planned[example] > 1 for example, g in groups.items())
     if cut:
         notes.append(f"{cut} of {scored} scored examples keep one rollout once the errored ones are left out: "
                      "within-group diversity is unjudged for them")
@@ -317,10 +377,12 @@ def _two_value_warnings(values: set[float], scale: RewardScale) -> list[str]:
             f"rerun with more examples (`-n`) before trusting the verdict"]
 
 
-def _verdict(errored_share: float | None, scored: bool, all_fail: float | None, all_pass: float | None,
-             zero_variance: float | None) -> Verdict:
+def _verdict(errored_share: float | None, scored: bool, unjudged: list[str], all_fail: float | None,
+             all_pass: float | None, zero_variance: float | None) -> Verdict:
     if not scored or errored_share is None or errored_share > ERRORED_BROKEN:
         return "broken"
+    if unjudged:
+        return "unjudged"
     if (all_fail or 0) > MAJORITY:
         return "too-hard"
     if (all_pass or 0) > MAJORITY:
@@ -336,8 +398,8 @@ def _skip_warnings(run: RunData) -> list[str]:
     return shown + ([f"... and {hidden} more skipped lines"] if hidden else [])
 
 
-def _fraction(groups: dict[str, list[float]], test) -> float | None:
-    return sum(1 for g in groups.values() if test(g)) / len(groups) if groups else None
+def _fraction(groups: dict[str, list], test, among: set[str]) -> float | None:
+    return sum(1 for example in among if test(groups[example])) / len(among) if among else None
 
 
 def _pass_at_k(n: int, c: int, k: int) -> float:
@@ -360,7 +422,8 @@ def _metadata_text(run: RunData, *keys: str) -> str | None:
 
 
 def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
-    """What to do next, from the verdict and the numbers that made it; nothing here may argue with the verdict."""
+    """What to do next, from the verdict and the numbers that made it; nothing here may argue with the verdict.
+    `group_size`: the smallest group that can show variance (1 when none can)."""
     recs: list[Recommendation] = []
     run = shlex.quote(str(Path(s.path).parent))
     env = shlex.quote(s.env) if s.env else "ENV"
@@ -369,34 +432,60 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
         recs.append(Recommendation(code=code, action=action + (f": `{command}`" if command else "") + ".",
                                    reason=reason, command=command))
 
+    failure = s.failure
     if s.rollouts == 0:
-        add("rerun-eval", "Run the eval again and read its log: no rollout was recorded",
-            "A summary needs at least one finished rollout.", f"rlpilot eval run {env} -m MODEL")
+        if failure:
+            add("rerun-eval", f"Fix {DESCRIBED[failure.kind]} that its log shows, then run the eval again",
+                f"No rollout was recorded; the log says ({failure.where}): {failure.text}. {failure.action}.",
+                f"rlpilot eval run {env} -m MODEL")
+        else:
+            add("rerun-eval", "Run the eval again and read its log: no rollout was recorded",
+                "A summary needs at least one finished rollout.", f"rlpilot eval run {env} -m MODEL")
         return recs
     top, count = next(iter(s.errors.items()), ("", 0))
     errored = f"{s.errored} of {s.rollouts} rollouts ({_pct(s.errored_fraction)}) errored"
     if s.verdict == "broken":
         add("fix-errors", f"Fix the failing rollouts first (most common: {top!r}, {count} times), then rerun the "
             "eval; read them with", f"{errored}, above the {ERRORED_BROKEN:.0%} that makes a run unfit to judge "
-            "difficulty (rl-stability S17): errored rollouts carry no reward.",
+            "difficulty (rl-stability S17): errored rollouts carry no reward."
+            + (f" It is {DESCRIBED[failure.kind]}: {failure.action}." if failure else ""),
             f"rlpilot eval samples {run} --which worst")
         return recs
-    if group_size < 2:
+    unjudged = s.verdict == "unjudged"
+    greedy = unjudged and s.temperature == 0
+    if unjudged and too_few_groups(s.scored_examples, s.judged_examples):
         add("more-rollouts", f"Rerun with at least {RERUN_ROLLOUTS} rollouts per example",
             "With one rollout per example no group can show variance: within-group diversity is unjudged.",
             f"rlpilot eval run {env} -m MODEL -r {RERUN_ROLLOUTS}")
+    if greedy:
+        flag = "`-T 1.0`" if s.format == "legacy" else "`--sampling.temperature 1.0`"
+        add("raise-temperature", f"Rerun sampling at a temperature above 0 (vf-eval {flag}; `rlpilot eval run` "
+            "leaves it to the server's default, which is above 0 unless the server sets it)",
+            "At temperature 0 each example's rollouts are the same greedy answer, so every group has zero "
+            "variance whatever the task: diversity is unjudged, and a larger group only repeats that answer. "
+            "Training samples at a temperature above 0.", f"rlpilot eval run {env} -m MODEL -r {RERUN_ROLLOUTS}")
+    deterministic = not unjudged and s.judged_examples > 0 and s.zero_variance_fraction == 1.0
+    if deterministic:
+        add("deterministic", "Make the rollouts of an example differ before judging the group size: sample at a "
+            "temperature above 0 and check that the reward reads the reply",
+            f"Every rollout of each of the {s.judged_examples} examples scored the same, so the rollouts are not "
+            "independent tries (temperature 0, a server that answers greedily or from a cache, or a reward that "
+            "does not tell replies apart); a larger group would repeat the same outcome and add cost, not signal.")
     binary = s.reward_kind == "binary"
     nothing_passes = s.pass_rate == 0.0
     mixed = 1 - (s.zero_variance_fraction or 0)
-    if s.verdict == "too-hard":
+    if s.verdict == "too-hard" or unjudged and nothing_passes:
         add("check-verifier", "Check the verifier on gold answers (gold must score, no-op answers must not)",
             ("Nothing passes at baseline" if nothing_passes else
              f"{_pct(s.all_fail_fraction)} of groups fail every rollout")
             + "; a parser or rubric bug looks exactly like a task that is too hard.", f"rlpilot env check {env}")
+    if s.verdict == "too-hard":
         add("easier-data", "Use easier examples or a curriculum, or an SFT warm-up, before RL",
             f"Mean reward {s.reward.mean:.3f}: with {_pct(s.all_fail_fraction)} of groups all-fail there is almost "
             "no advantage to learn from (rl-stability S1).")
-    if s.pass_rate and group_size >= 2 and (s.all_fail_fraction or 0) >= MAJORITY:
+    # The (1-p)^G argument needs rollouts that are independent tries: some group must have mixed rewards.
+    if s.pass_rate and group_size >= 2 and (s.all_fail_fraction or 0) >= MAJORITY and not unjudged \
+            and not deterministic:
         target = LARGER_GROUP if group_size < LARGER_GROUP else 2 * group_size
         p = s.pass_rate
         add("larger-group", f"Raise the group size (rollouts per example) from {group_size} to {target}",
@@ -419,7 +508,7 @@ def recommend(s: EvalSummary, group_size: int) -> list[Recommendation]:
              f"({_pct(s.all_pass_fraction)} all-pass, {_pct(s.all_fail_fraction)} all-fail)")
             + ", so they carry no advantage.")
     # Filtering keeps a batch's mixed groups; on a too-easy run they are the minority, and the data is the fix.
-    if binary and mixed > 0 and s.verdict != "too-easy":
+    if binary and mixed > 0 and s.verdict not in ("too-easy", "unjudged"):
         add("difficulty-filtering", "When you train, turn on difficulty filtering with oversampling (factor 2); "
             "this sets it in your config's dialect", f"Rewards are binary and {_pct(mixed)} of groups have mixed "
             f"rewards to keep; filtering drops the {_pct(s.zero_variance_fraction)} with zero variance so batches "
