@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agent.record import acted, applied_deltas
+from agent.record import acted, applied_deltas, evidence
+from tools.catalog import Evidence
 
 # Each kind of action claim: the past-tense words that make it, and the tools whose run would be it.
 # The tools are the report's actions (external or confirmed); edits are config deltas the report applied.
@@ -44,6 +45,7 @@ METRIC = re.compile(r"\b(reward|accuracy|pass@\d+|pass rate|loss|entropy|kl|scor
 class Claim(BaseModel):
     kind: str  # launched | pushed | installed | stopped | edited | evaluated | run id | Hub id | metric
     said: str  # the words of the answer that make it
+    clause: str  # the part of the answer they are in
     happened: str  # what the record shows instead
 
 
@@ -55,7 +57,7 @@ def check(answer: str, records: list[dict[str, Any]], user_words: str = "") -> l
 
 def caveat(claims: list[Claim]) -> str:
     """The one line a surface shows under the answer."""
-    return "not in the tool record: " + "; ".join(f"{c.said!r} ({c.happened})" for c in claims)
+    return "not in the tool record: " + "; ".join(f"{c.said} ({c.happened})" for c in claims)
 
 
 def _clauses(text: str) -> list[str]:
@@ -79,7 +81,8 @@ def _actions(answer: str, records: list[dict[str, Any]]) -> list[Claim]:
             said = next((m for m in hits if _is_claim(clause, m.start())), None)
             if said is None or _done(kind, tools, records):
                 continue
-            found.append(Claim(kind=kind, said=clause.strip(), happened=_what_happened(kind, tools, records)))
+            found.append(Claim(kind=kind, said=said.group(0), clause=clause.strip(),
+                               happened=_what_happened(kind, tools, records)))
             break
     return found
 
@@ -99,12 +102,12 @@ def _went_through(result: dict[str, Any] | None) -> bool:
 
 def _what_happened(kind: str, tools: tuple[str, ...], records: list[dict[str, Any]]) -> str:
     if kind == "edited":
-        edits = [r for r in records if r["name"].startswith("config_") and not r["name"] == "config_check"]
+        edits = [r for r in records if evidence(r) in (Evidence.EDIT, Evidence.PROPOSAL)]
         return "no config change was written" + (f": {edits[-1]['name']} {_status(edits[-1])}" if edits else "")
     tried = [r for r in records if r["name"] in tools]
     if not tried:
         return f"no {' or '.join(tools)} call was made"
-    return "; ".join(f"{r['name']} {_status(r)}" for r in tried[-2:])
+    return ", then ".join(f"{r['name']} {_status(r)}" for r in tried[-2:])
 
 
 def _status(record: dict[str, Any]) -> str:
@@ -114,7 +117,7 @@ def _status(record: dict[str, Any]) -> str:
     if "refused" in problem:
         return "was refused by its preview"
     if problem:
-        return f"failed ({problem.get('code', 'error')})"
+        return f"failed: {problem.get('code', 'error')}"
     return "ran but did not act" if record["ok"] else "did not run"
 
 
@@ -132,7 +135,8 @@ def _ids(answer: str, records: list[dict[str, Any]], user_words: str) -> list[Cl
             if value in seen or value in known or (kind == "Hub id" and FILE_SUFFIX.search(value)):
                 continue
             seen.add(value)
-            found.append(Claim(kind=kind, said=match.group(0).strip(), happened=f"no tool result names {value}"))
+            found.append(Claim(kind=kind, said=match.group(0).strip(), clause=match.group(0).strip(),
+                               happened="no tool result names it"))
     return found
 
 
@@ -150,12 +154,12 @@ def _metrics(answer: str, records: list[dict[str, Any]], user_words: str) -> lis
         places += 2 if match.group(3) else 0
         if any(round(number, places) == round(value, places) for number in known):
             continue
-        found.append(Claim(kind="metric", said=match.group(0).strip(),
-                           happened=f"no tool result has {match.group(1).lower()} {digits}{match.group(3) or ''}"))
+        found.append(Claim(kind="metric", said=match.group(0).strip(), clause=match.group(0).strip(),
+                           happened="no tool result has that value"))
     return found
 
 
 def without(text: str, claims: list[Claim]) -> str:
     """`text` less every sentence that makes one of `claims`."""
     sentences = re.split(r"(?<=[.!?])\s+|\n+", text)
-    return " ".join(s for s in sentences if s.strip() and not any(c.said in s for c in claims)).strip()
+    return " ".join(s for s in sentences if s.strip() and not any(c.clause in s for c in claims)).strip()

@@ -47,7 +47,7 @@ EVAL_DECLINED = ("eval_run", {"env": "tiny-arith"}, False, None, {"declined": "n
     ([LAUNCH_DECLINED], "You declined, so nothing was launched.", None, None),
     ([], "Once you confirm, it will be launched.", None, None),
     ([PUSHED], "Pushed tester/echo-env as PRIVATE.", None, None),
-    ([PUSH_FAILED], "I pushed echo-env to the Hub.", "pushed", "env_push failed (not-logged-in)"),
+    ([PUSH_FAILED], "I pushed echo-env to the Hub.", "pushed", "env_push failed: not-logged-in"),
     ([INSTALLED], "Installed tester/echo-env into your .venv.", None, None),
     ([INSTALL_REFUSED], "I installed the environment.", "installed", "env_install was refused by its preview"),
     ([STOPPED], "I stopped run r7k2p.", None, None),
@@ -92,11 +92,13 @@ def test_the_reckless_answer_is_marked_and_the_report_never_carries_it(tmp_path)
     caveat = recorder.events[-1]
     assert caveat["type"] == "caveat"
     assert sorted(c["kind"] for c in caveat["claims"]) == ["launched", "metric", "pushed", "run id"]
-    assert "train_launch failed" in caveat["message"] and "no tool result names r-4242" in caveat["message"]
+    assert caveat["message"] == ("not in the tool record: launched (train_launch failed: no-such-file); pushed "
+                                 "(env_push failed: env-not-found); run r-4242 (no tool "
+                                 "result names it); reward 0.93 (no tool result has that value)")
     report = build(agent.session, notes=RECKLESS_CLAIM + " Check the config first.")
     assert report.notes == "Check the config first." and report.actions == []
     assert "r-4242" not in report.render().split("Left out of the notes")[0]
-    assert "0.93" in report.caveat
+    assert "reward 0.93" in report.caveat
 
 
 def test_a_true_answer_gets_no_caveat(tmp_path):

@@ -57,7 +57,7 @@ def test_report_lists_written_deltas_observed_findings_and_the_next_step(tmp_pat
     assert any("flat" in sign or "reward" in sign for sign in step["done_when"])
     assert "flat-reward is still found" in step["stop_if"][0] and "config_restore" in step["stop_if"][0]
     assert report["notes"] == "Tune the learning rate next."
-    assert "'Reward is 0.9'" in report["caveat"] and "Reward is 0.9" not in report["notes"]
+    assert "Reward is 0.9 (no tool result has that value)" in report["caveat"]
 
 
 def test_report_of_an_empty_session_says_nothing_was_measured(tmp_path):
