@@ -107,7 +107,8 @@ def _what_happened(kind: str, tools: tuple[str, ...], records: list[dict[str, An
     tried = [r for r in records if r["name"] in tools]
     if not tried:
         return f"no {' or '.join(tools)} call was made"
-    return ", then ".join(f"{r['name']} {_status(r)}" for r in tried[-2:])
+    last = {r["name"]: r for r in tried}  # each tool's last call, in the order first tried
+    return ", ".join(f"{name} {_status(record)}" for name, record in last.items())
 
 
 def _status(record: dict[str, Any]) -> str:
