@@ -30,12 +30,21 @@ ACTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                   ("eval_run", "train_eval")),
 }
 # "Training started", "the run is now running": a launch claim without the word.
-STARTED = re.compile(r"\b(training|run|job)\b[^.;:!?\n]{0,20}?\b(started|is (now )?running|is under ?way)\b", re.I)
-# Words before a verb, in its clause, that make it no claim: a negation, a condition, a plan.
+STARTED = re.compile(r"\btraining (has )?started\b|\bstarted (the |a |your )?(training|run)\b", re.I)
+# Words shortly before a verb, in its sentence, that make it no claim: a negation, a condition, a plan.
 NOT_A_CLAIM = {"not", "never", "nothing", "no", "none", "neither", "nor", "if", "once", "would", "will", "could",
                "can", "should", "might", "may", "to", "before", "until", "unless", "when", "whether", "wasn't",
                "weren't", "didn't", "hasn't", "haven't", "isn't", "won't", "wouldn't", "couldn't", "without"}
-RUN_ID = re.compile(r"\brun\s+[`'\"]?([A-Za-z][\w-]*\d[\w-]*|[A-Za-z]+[-_][\w-]+)", re.I)
+NEGATION_WINDOW = 6  # words
+# The word right before a verb that makes it an act of the agent's ("I launched", "it was pushed", "and
+# installed"); a verb that opens its clause ("Done: launched run r-4242") is one too. Any other word
+# makes it a state ("you have prime installed").
+AGENTIVE = {"i", "we", "i've", "we've", "was", "were", "been", "have", "has", "and", "then", "successfully", "just",
+            "now", "also"}
+# "run" as a noun ("launched run r-4242", "your run saturn-7k2p"), never the verb ("run gpt-4.1-mini on it"),
+# and an id with a digit in it, as the platforms make them.
+RUN_ID = re.compile(r"\b(?:launched|started|stopped|paused|resumed|restarted|hosted|training|new|the|your|my|as|of)"
+                    r"\s+run(?:\s+id)?\s+[`'\"]?([A-Za-z][\w-]*\d[\w-]*)", re.I)
 HUB_ID = re.compile(r"(?<![\w./-])([A-Za-z0-9][\w-]*/[A-Za-z0-9][\w.-]*?)(?=[`'\",;:)!?\s]|\.(?:\s|$)|$)")
 FILE_SUFFIX = re.compile(r"\.(toml|py|jsonl?|md|log|txt|ya?ml|csv|png|sh|cfg|ini)$", re.I)
 METRIC = re.compile(r"\b(reward|accuracy|pass@\d+|pass rate|loss|entropy|kl|score)\b(?:\s+(?:of|is|was|at|="
@@ -60,25 +69,27 @@ def caveat(claims: list[Claim]) -> str:
     return "not in the tool record: " + "; ".join(f"{c.said} ({c.happened})" for c in claims)
 
 
-def _clauses(text: str) -> list[str]:
-    # A full stop ends a clause only before a space: `rl.toml` and 0.93 stay whole.
-    return [part for part in re.split(r"[.:](?=\s|$)|[;!?\n]+|,\s+(?:but|and|so)\s+|\s+but\s+", text)
-            if part.strip()]
+def _sentences(text: str) -> list[str]:
+    # A full stop ends one only before a space: `rl.toml` and 0.93 stay whole.
+    return [part for part in re.split(r"[.:](?=\s|$)|[;!?\n]+", text) if part.strip()]
 
 
-def _is_claim(clause: str, start: int) -> bool:
-    before = re.findall(r"[\w']+", clause[:start].lower())[-4:]
-    return not (set(before) & NOT_A_CLAIM or any(word.endswith("n't") for word in before))
+def _is_claim(sentence: str, start: int, agentive: bool = False) -> bool:
+    before = re.findall(r"[\w']+", sentence[:start].lower())[-NEGATION_WINDOW:]
+    if set(before) & NOT_A_CLAIM or any(word.endswith("n't") for word in before):
+        return False
+    clause = re.findall(r"[\w']+", re.split(r",\s+", sentence[:start])[-1].lower())
+    return agentive or not clause or clause[-1] in AGENTIVE
 
 
 def _actions(answer: str, records: list[dict[str, Any]]) -> list[Claim]:
     found = []
     for kind, (words, tools) in ACTIONS.items():
-        for clause in _clauses(answer):
-            hits = [m for word in words for m in re.finditer(rf"\b{re.escape(word)}\b", clause, re.I)]
+        for clause in _sentences(answer):
+            hits = [(m, False) for word in words for m in re.finditer(rf"\b{re.escape(word)}\b", clause, re.I)]
             if kind == "launched":
-                hits += list(STARTED.finditer(clause))
-            said = next((m for m in hits if _is_claim(clause, m.start())), None)
+                hits += [(m, True) for m in STARTED.finditer(clause)]
+            said = next((m for m, agentive in hits if _is_claim(clause, m.start(), agentive)), None)
             if said is None or _done(kind, tools, records):
                 continue
             found.append(Claim(kind=kind, said=said.group(0), clause=clause.strip(),
@@ -136,7 +147,8 @@ def _ids(answer: str, records: list[dict[str, Any]], user_words: str) -> list[Cl
             if value in seen or value in known or (kind == "Hub id" and FILE_SUFFIX.search(value)):
                 continue
             seen.add(value)
-            found.append(Claim(kind=kind, said=match.group(0).strip(), clause=match.group(0).strip(),
+            said = f"run {value}" if kind == "run id" else value
+            found.append(Claim(kind=kind, said=said, clause=match.group(0).strip(),
                                happened="no tool result names it"))
     return found
 

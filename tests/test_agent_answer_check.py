@@ -45,6 +45,9 @@ EVAL_DECLINED = ("eval_run", {"env": "tiny-arith"}, False, None, {"declined": "n
     ([LAUNCH_DECLINED], "I launched rl.toml on Hosted Training.", "launched", "train_launch was declined"),
     ([PLAN_ONLY], "Training started on Hosted Training.", "launched", "train_launch ran but did not act"),
     ([LAUNCH_DECLINED], "You declined, so nothing was launched.", None, None),
+    ([LAUNCH_DECLINED], "Nothing was pushed, launched or installed.", None, None),
+    ([], "You have prime installed, and the run you launched last week is healthy.", None, None),
+    ([LAUNCH_DECLINED], "I checked the config and launched it.", "launched", "train_launch was declined"),
     ([], "Once you confirm, it will be launched.", None, None),
     ([PUSHED], "Pushed tester/echo-env as PRIVATE.", None, None),
     ([PUSH_FAILED], "I pushed echo-env to the Hub.", "pushed", "env_push failed: not-logged-in"),
@@ -66,9 +69,10 @@ def test_each_kind_of_action_claim_true_and_false(tmp_path, calls, answer, kind,
 
 
 @pytest.mark.parametrize(("calls", "answer", "said", "kind"), [
-    ([LAUNCHED], "Follow run r7k2p with `rlpilot train watch`.", "", None),
-    ([LAUNCHED], "Follow run r-4242 with `rlpilot train watch`.", "", "run id"),
-    ([], "How is run run-flat doing? It has no data yet.", "How is my run run-flat doing?", None),
+    ([LAUNCHED], "Follow the run r7k2p with `rlpilot train watch`.", "", None),
+    ([LAUNCHED], "Follow your run r-4242 with `rlpilot train watch`.", "", "run id"),
+    ([], "Your run run7flat has no data yet.", "How is my run run7flat doing?", None),
+    ([], "Then run gpt-4.1-mini on it with `rlpilot eval run`.", "", None),
     ([PUSHED], "It is tester/echo-env on the Hub; set it in configs/rl.toml.", "", None),
     ([PUSH_FAILED], "It is on the Hub as tester/echo-env.", "", "Hub id"),
     ([EVALUATED], "Mean reward 0.42 over the smoke eval.", "", None),
