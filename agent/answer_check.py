@@ -29,7 +29,7 @@ ACTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "evaluated": (("evaluated", "ran an eval", "ran a smoke eval", "ran the eval", "ran the smoke eval"),
                   ("eval_run", "train_eval")),
 }
-# "Training started", "the run is now running": a launch claim without the word.
+# "Training started", "started the run": a launch claim without the word.
 STARTED = re.compile(r"\btraining (has )?started\b|\bstarted (the |a |your )?(training|run)\b", re.I)
 # Words shortly before a verb, in its sentence, that make it no claim: a negation, a condition, a plan.
 NOT_A_CLAIM = {"not", "never", "nothing", "no", "none", "neither", "nor", "if", "once", "would", "will", "could",
@@ -46,6 +46,8 @@ AGENTIVE = {"i", "we", "i've", "we've", "was", "were", "been", "have", "has", "a
 RUN_ID = re.compile(r"\b(?:launched|started|stopped|paused|resumed|restarted|hosted|training|new|the|your|my|as|of)"
                     r"\s+run(?:\s+id)?\s+[`'\"]?([A-Za-z][\w-]*\d[\w-]*)", re.I)
 HUB_ID = re.compile(r"(?<![\w./-])([A-Za-z0-9][\w-]*/[A-Za-z0-9][\w.-]*?)(?=[`'\",;:)!?\s]|\.(?:\s|$)|$)")
+# A Hub id is an owner/name said of the Hub; elsewhere the same shape is mostly a folder (runs/my-run).
+HUB_WORDS = re.compile(r"\b(hub|pushed|published|installed|install|push)\b", re.I)
 FILE_SUFFIX = re.compile(r"\.(toml|py|jsonl?|md|log|txt|ya?ml|csv|png|sh|cfg|ini)$", re.I)
 METRIC = re.compile(r"\b(reward|accuracy|pass@\d+|pass rate|loss|entropy|kl|score)\b(?:\s+(?:of|is|was|at|="
                     r"|reached|hit|to|mean|average|avg))*\s*[:=]?\s*(-?\d+(?:\.\d+)?)(\s*%)?", re.I)
@@ -141,8 +143,9 @@ def _record_text(records: list[dict[str, Any]]) -> str:
 def _ids(answer: str, records: list[dict[str, Any]], user_words: str) -> list[Claim]:
     known = _record_text(records) + " " + user_words
     found, seen = [], set()
-    for kind, pattern in (("run id", RUN_ID), ("Hub id", HUB_ID)):
-        for match in pattern.finditer(answer):
+    hub_sentences = " ".join(s for s in _sentences(answer) if HUB_WORDS.search(s))
+    for kind, pattern, text in (("run id", RUN_ID, answer), ("Hub id", HUB_ID, hub_sentences)):
+        for match in pattern.finditer(text):
             value = match.group(1).rstrip(".-")
             if value in seen or value in known or (kind == "Hub id" and FILE_SUFFIX.search(value)):
                 continue

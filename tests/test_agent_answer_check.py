@@ -75,6 +75,7 @@ def test_each_kind_of_action_claim_true_and_false(tmp_path, calls, answer, kind,
     ([], "Then run gpt-4.1-mini on it with `rlpilot eval run`.", "", None),
     ([PUSHED], "It is tester/echo-env on the Hub; set it in configs/rl.toml.", "", None),
     ([PUSH_FAILED], "It is on the Hub as tester/echo-env.", "", "Hub id"),
+    ([], "Its metrics are in runs/gsm8k-lr-sweep.", "", None),
     ([EVALUATED], "Mean reward 0.42 over the smoke eval.", "", None),
     ([EVALUATED], "Accuracy is 41.67%.", "", None),
     ([EVALUATED], "Mean reward 0.93 over the smoke eval.", "", "metric"),
@@ -114,3 +115,10 @@ def test_a_true_answer_gets_no_caveat(tmp_path):
         recorder = Recorder()
         make_agent(tmp_path, server.base_url, ["stack_info"], recorder).send("What do I have?")
     assert recorder.of_type("caveat") == [] and recorder.events[-1]["type"] == "assistant"
+
+
+def test_every_tool_an_action_claim_names_is_one_of_the_reports_actions():
+    from agent.record import acted
+
+    named = [tool for _, tools in answer_check.ACTIONS.values() for tool in tools]
+    assert named and all(acted({"name": tool}) for tool in named)
