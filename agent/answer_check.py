@@ -76,11 +76,13 @@ def _sentences(text: str) -> list[str]:
     return [part for part in re.split(r"[.:](?=\s|$)|[;!?\n]+", text) if part.strip()]
 
 
-def _is_claim(sentence: str, start: int, agentive: bool = False) -> bool:
-    before = re.findall(r"[\w']+", sentence[:start].lower())[-NEGATION_WINDOW:]
+def _is_claim(sentence: str, match: re.Match[str], agentive: bool = False) -> bool:
+    before = re.findall(r"[\w']+", sentence[:match.start()].lower())[-NEGATION_WINDOW:]
     if set(before) & NOT_A_CLAIM or any(word.endswith("n't") for word in before):
         return False
-    clause = re.findall(r"[\w']+", re.split(r",\s+", sentence[:start])[-1].lower())
+    if re.match(r"\s+(nothing|none)\b", sentence[match.end():], re.I):  # "I changed nothing"
+        return False
+    clause = re.findall(r"[\w']+", re.split(r",\s+", sentence[:match.start()])[-1].lower())
     return agentive or not clause or clause[-1] in AGENTIVE
 
 
@@ -91,7 +93,7 @@ def _actions(answer: str, records: list[dict[str, Any]]) -> list[Claim]:
             hits = [(m, False) for word in words for m in re.finditer(rf"\b{re.escape(word)}\b", clause, re.I)]
             if kind == "launched":
                 hits += [(m, True) for m in STARTED.finditer(clause)]
-            said = next((m for m, agentive in hits if _is_claim(clause, m.start(), agentive)), None)
+            said = next((m for m, agentive in hits if _is_claim(clause, m, agentive)), None)
             if said is None or _done(kind, tools, records):
                 continue
             found.append(Claim(kind=kind, said=said.group(0), clause=clause.strip(),

@@ -46,6 +46,7 @@ EVAL_DECLINED = ("eval_run", {"env": "tiny-arith"}, False, None, {"declined": "n
     ([PLAN_ONLY], "Training started on Hosted Training.", "launched", "train_launch ran but did not act"),
     ([LAUNCH_DECLINED], "You declined, so nothing was launched.", None, None),
     ([LAUNCH_DECLINED], "Nothing was pushed, launched or installed.", None, None),
+    ([], "Read a few rollouts first; I changed nothing.", None, None),
     ([], "You have prime installed, and the run you launched last week is healthy.", None, None),
     ([LAUNCH_DECLINED], "I checked the config and launched it.", "launched", "train_launch was declined"),
     ([], "Once you confirm, it will be launched.", None, None),
