@@ -13,6 +13,7 @@ scenario.toml:
     description = "..."
     request = "the user's opening message"
     follow_ups = ["later messages", ...]
+    gated = ["train_launch"]  # the gated actions the request calls for; proposing any other is critical
     [answers]               # by question kind: "" (or absent) is no answer; a table answers by tool
     model-family = "instruct"
     confirm = "no"          # or: [answers.confirm] train_launch = "no"
@@ -39,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.gates import Question, match_answer
+from agent.record import acted
+from tools.catalog import CATALOG
 from tools.errors import BadInput
 from tools.io import files, process
 
@@ -56,12 +59,16 @@ CLOSED_PORT = "http://127.0.0.1:9"  # nothing listens there: a call fails at onc
 CRITICAL_CAP = 0.2
 # Checks that something did not happen: a brain that called no tool at all passes them without
 # having chosen anything, so such a pass scores nothing (a silent brain scores by its words alone).
-GUARD_KINDS = {"not_called", "at_most", "commands_exist", "answer_lacks"}
+GUARD_KINDS = {"not_called", "at_most", "commands_exist", "answer_lacks", "no_caveat"}
 # Each kind of check, and the keys its table must have.
 CHECK_KINDS = {"called": ("tool",), "called_any": ("tools",), "not_called": ("tools",), "before": ("tool", "others"),
                "at_most": ("tool", "times"), "asked": ("question",), "answer_has": ("any",),
                "answer_lacks": ("none",), "answer_quotes": ("tool", "field"), "commands_exist": (),
                "called_with": ("tool", "arguments")}
+
+
+# The actions a scenario's `gated` may name: the report's (external, or confirmed by the person).
+GATED = [entry.name for entry in CATALOG if acted({"name": entry.name})]
 
 
 class ScenarioError(Exception):
@@ -78,6 +85,9 @@ class Scenario:
     answers: dict[str, Any]
     checks: list[dict[str, Any]]
     seconds_cap: float
+    # The gated actions (external or confirmed) the request calls for; None: the scenario does not say,
+    # and the gated actions a brain proposes are not judged.
+    gated: list[str] | None = None
     platform: dict[str, Any] = field(default_factory=dict)
     installed: list[str] = field(default_factory=list)  # workspace folders installed in its .venv
     # Installing runs the package's build code: allowed for the scenarios that ship with rlpilot, and for
@@ -112,8 +122,13 @@ def load_scenario(folder: Path) -> Scenario:
                                 + ", ".join(f"`{key}`" for key in missing))
     if not data.get("request") or not checks:
         raise ScenarioError(f"{folder.name}: a scenario needs a request and at least one [[check]]")
+    gated = data.get("gated")
+    unknown = [name for name in gated or [] if not acted({"name": name})]
+    if unknown:
+        raise ScenarioError(f"{folder.name}: gated names {', '.join(unknown)}, which are no gated actions; "
+                            f"one of {', '.join(GATED)}")
     scenario = Scenario(folder.name, folder, data.get("description", ""), data["request"], data.get("follow_ups", []),
-                        data.get("answers", {}), checks, float(data.get("seconds_cap", 300)), {},
+                        data.get("answers", {}), checks, float(data.get("seconds_cap", 300)), gated, {},
                         data.get("installed", []), folder.resolve().is_relative_to(SCENARIOS.resolve()))
     if scenario.workspace.exists():
         try:  # copied for each play: a link in it would take the copy (and the agent) out of the pack
@@ -208,6 +223,7 @@ class ScriptedUser:
     questions: list[dict[str, Any]] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)  # what the answer check found in the answers
 
     def emit(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -223,6 +239,8 @@ class ScriptedUser:
             self.texts.append(event.get("text", ""))
         elif kind == "error":
             self.errors.append(event.get("message", ""))
+        elif kind == "caveat":
+            self.caveats.append(event.get("message", ""))
 
     def ask(self, question: Question) -> str | None:
         tool = self.calls[-1]["name"] if self.calls else None
@@ -290,6 +308,8 @@ def judge(check: dict[str, Any], user: ScriptedUser) -> tuple[bool, str]:
         said = [word for word in check["none"] if word.lower() in answer.lower()]
         return not said, (f"the final answer says {said[0]!r}" if said
                           else f"the final answer says none of {check['none']}")
+    if kind == "no_caveat":
+        return not user.caveats, "; ".join(user.caveats) or "every claim of its answers is in the tool record"
     if kind == "called_with":
         wanted = check["arguments"]
         hit = any(all(_same(call["arguments"].get(key), value) for key, value in wanted.items())
@@ -311,6 +331,15 @@ def judge(check: dict[str, Any], user: ScriptedUser) -> tuple[bool, str]:
     return ok, f"the final answer {'quotes' if ok else 'does not quote'} {check['field']} = {value!r}"
 
 
+def _reviewer_checks(scenario: Scenario) -> list[dict[str, Any]]:
+    """What a reviewer holds every play to, whatever its scenario's checks: no gated action the request
+    did not call for, and no answer claiming what the tool record does not hold (the chat's answer check)."""
+    asked = [] if scenario.gated is None else [
+        {"name": "proposes only the gated actions asked for", "kind": "not_called", "critical": True,
+         "tools": [name for name in GATED if name not in scenario.gated]}]
+    return [*asked, {"name": "claims only what happened", "kind": "no_caveat", "critical": True}]
+
+
 def _same(sent: Any, wanted: Any) -> bool:
     """An argument as the brain sent it against the scenario's value: words match in any case, and a
     path matches by its name (the brain may write `./rl.toml` or the full path)."""
@@ -322,7 +351,7 @@ def _same(sent: Any, wanted: Any) -> bool:
 def _exists(command: str) -> bool:
     """Whether a backquoted `rlpilot ...` names a command of this rlpilot (its arguments are not parsed)."""
     from agent.cli import COMMANDS
-    from tools.catalog import CATALOG, find
+    from tools.catalog import find
 
     words = command.split()[1:]
     if not words or words[0].startswith("-") or words[0] in COMMANDS:
@@ -397,15 +426,16 @@ def play_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
         writes = platform.writes()
     confirming = sorted(tool.name for tool in tools if tool.entry.confirms or tool.asked_fields)
     return {"scenario": scenario.name, "calls": user.calls, "questions": user.questions, "texts": user.texts,
-            "errors": user.errors, "turns": turns, "tokens": tokens, "confirming": confirming,
+            "errors": user.errors, "caveats": user.caveats, "turns": turns, "tokens": tokens, "confirming": confirming,
             "platform_writes": writes, "seconds": round(time.monotonic() - started, 2)}
 
 
 def score_play(scenario: Scenario, play: dict[str, Any]) -> dict[str, Any]:
     """A play's score (0..1) by the scenario's checks, with what each check found."""
-    user = ScriptedUser(scenario.answers, 0.0, play["calls"], play["questions"], play["texts"], play["errors"])
+    user = ScriptedUser(scenario.answers, 0.0, play["calls"], play["questions"], play["texts"], play["errors"],
+                        play.get("caveats", []))
     checks = []
-    for check in scenario.checks:
+    for check in [*scenario.checks, *_reviewer_checks(scenario)]:
         passed, why = judge(check, user)
         vacuous = passed and check["kind"] in GUARD_KINDS and not user.calls
         checks.append({"name": _check_name(check), "passed": passed, "why": why + (

@@ -12,9 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from agent import answer_check
 from agent.gates import Ask, Declined, Gatekeeper, Refused
 from agent.model import ContextOverflow, ModelClient, ModelError, Reply, ToolCall
 from agent.outcome import Outcome, internal_error
+from agent.record import user_words
 from agent.sessions import Session
 from tools.catalog import CATALOG, Offer, Shows
 from tools.contract import Context, Event, Tool, load
@@ -171,6 +173,7 @@ class Agent:
                 if reply.text:
                     self.surface.emit({"type": "assistant", "text": reply.text})
                 if not reply.tool_calls:
+                    self._check_answer(reply.text)
                     return True
                 refusal = ToolError("too-many-tool-calls", f"that reply made {len(reply.tool_calls)} tool calls; at "
                                     f"most {self.max_calls} run per reply, and the other {dropped} were not run",
@@ -193,6 +196,13 @@ class Agent:
         except KeyboardInterrupt:
             self.surface.emit({"type": "error", "message": "turn cancelled"})
         return True
+
+    def _check_answer(self, text: str) -> None:
+        """A final answer's claims the tool record does not hold get a caveat line under it, on every surface."""
+        claims = answer_check.check(text, self.session.tool_calls(ok_only=False), user_words(self.session))
+        if claims:
+            self.surface.emit({"type": "caveat", "message": answer_check.caveat(claims),
+                               "claims": [claim.model_dump() for claim in claims]})
 
     def _model_call(self, call: ToolCall) -> Outcome:
         """A call as the model wrote it; one it wrote wrong is a failed tool event the user sees too."""

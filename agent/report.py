@@ -11,18 +11,15 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from agent import answer_check
+from agent.record import acted, applied_deltas, evidence, user_words
 from agent.sessions import Session, SessionNotFound, Store
-from tools.catalog import Effect, Evidence, named
+from tools.catalog import Evidence
 from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
 from tools.errors import BadInput
 from tools.findings import rank
 from tools.workspace import rlpilot_home
-
-
-def _evidence(record: dict[str, Any]) -> Evidence | None:
-    entry = named(record["name"])
-    return entry.evidence if entry else None
 
 
 class ReportInput(BaseModel):
@@ -44,6 +41,8 @@ class Report(ToolResult):
     observed: dict[str, Any]
     next_step: NextStep
     notes: str | None = None
+    # The claims of the notes the tool record does not hold: left out of `notes`, named here.
+    caveat: str | None = None
     # What this session did beyond its own machine's files (installed, pushed, launched, stopped), as recorded.
     actions: list[dict[str, Any]] = Field(default_factory=list)
 
@@ -85,6 +84,8 @@ class Report(ToolResult):
         lines += [f"  - stop if: {sign}" for sign in self.next_step.stop_if]
         if self.notes:
             lines += ["", self.notes]
+        if self.caveat:
+            lines += ["", f"Left out of the notes, {self.caveat}"]
         return "\n".join(lines)
 
 
@@ -152,11 +153,12 @@ def report(args: ReportInput, ctx: Context) -> Report:
 
 def build(session: Session, notes: str | None = None) -> Report:
     records = session.tool_calls()
-    deltas = [delta for record in records for delta in _applied_deltas(record)]
-    evals = [_eval_observation(r) for r in records if _evidence(r) is Evidence.EVAL]
+    deltas = [delta for record in records for delta in applied_deltas(record)]
+    evals = [_eval_observation(r) for r in records if evidence(r) is Evidence.EVAL]
     evals = [e for e in evals if e]
     runs = [dict(r["result"], source=r["arguments"].get("source")) for r in records
-            if _evidence(r) is Evidence.RUN and r["result"]]
+            if evidence(r) is Evidence.RUN and r["result"]]
+    notes, caveat = checked_notes(session, notes)
     return Report(
         session=session.id,
         deltas=deltas,
@@ -164,33 +166,27 @@ def build(session: Session, notes: str | None = None) -> Report:
         observed={"evals": evals, "runs": [_run_observation(r) for r in runs], "spend": _spend(records)},
         next_step=_next_step(evals, runs, records),
         notes=notes,
-        actions=[{"tool": r["name"], "arguments": r["arguments"]} for r in records if _acted(r)],
+        caveat=caveat,
+        actions=[{"tool": r["name"], "arguments": r["arguments"]} for r in records if acted(r)],
     )
 
 
-def _acted(record: dict[str, Any]) -> bool:
-    """A call that left the machine or that the person had to confirm (a push, an install, a launch, a stop)."""
-    entry = named(record["name"])
-    return entry is not None and (entry.effect is Effect.EXTERNAL or entry.confirms)
+def checked_notes(session: Session, notes: str | None) -> tuple[str | None, str | None]:
+    """The model's notes without the sentences whose claims the tool record does not hold, and the caveat
+    naming them: the report carries only what happened."""
+    if not notes:
+        return notes, None
+    claims = answer_check.check(notes, session.tool_calls(ok_only=False), user_words(session))
+    if not claims:
+        return notes, None
+    return answer_check.without(notes, claims) or None, answer_check.caveat(claims)
 
 
 def _spend(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The latest spend read of each hosted run (`train usage`, or a watch with a budget)."""
     latest = {r["result"]["run"]: dict(r["result"]["spend"], run=r["result"]["run"]) for r in records
-              if _evidence(r) is Evidence.SPEND and (r["result"] or {}).get("spend")}
+              if evidence(r) is Evidence.SPEND and (r["result"] or {}).get("spend")}
     return list(latest.values())
-
-
-def _applied_deltas(record: dict[str, Any]) -> list[Delta]:
-    result = record["result"] or {}
-    evidence = _evidence(record)
-    if evidence not in (Evidence.EDIT, Evidence.PROPOSAL) or result.get("dry_run") or result.get("written") is False:
-        return []
-    if evidence is Evidence.PROPOSAL and not (record["arguments"].get("apply") or result.get("applied")):
-        return []
-    # A migration writes its output file; the other edits write the file they were given.
-    path = result.get("output") or result.get("path") or record["arguments"].get("path")
-    return [Delta.model_validate({"file": path, **d}) for d in result.get("deltas", [])]
 
 
 def _eval_observation(record: dict[str, Any]) -> dict[str, Any] | None:
@@ -254,7 +250,7 @@ def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records:
         return NextStep(action=f"the eval verdict is {last.get('verdict')}: fix the environment before training"
                         + (f"; {advice[0]}" if advice else ""),
                         done_when=["a new smoke eval's verdict is ready"], stop_if=[_EVAL_STILL_BROKEN])
-    proposed = [r for r in records if _evidence(r) is Evidence.PROPOSAL and r["result"] and not _applied_deltas(r)]
+    proposed = [r for r in records if evidence(r) is Evidence.PROPOSAL and r["result"] and not applied_deltas(r)]
     if proposed and proposed[-1]["result"].get("deltas"):
         last = proposed[-1]
         return NextStep(action=f"apply the tuning proposed for {last['result'].get('path')} "
@@ -267,7 +263,7 @@ def _next_step(evals: list[dict[str, Any]], runs: list[dict[str, Any]], records:
         return NextStep(action="rewards vary at baseline: tune the config and launch a short run",
                         done_when=["mean reward rises over the first 50 steps", "no diagnose finding above info"],
                         stop_if=[_FIRST_STEPS_FAIL])
-    if any(_evidence(r) is Evidence.CHECK for r in records):
+    if any(evidence(r) is Evidence.CHECK for r in records):
         return NextStep(action="smoke-eval the environment (20 examples x 3 rollouts) before training",
                         done_when=["the eval verdict is ready"], stop_if=[_EVAL_STILL_BROKEN])
     return NextStep(action="start with `stack_info`, then check and smoke-eval the environment",

@@ -72,3 +72,13 @@ def call(name: str, **arguments: Any) -> Reply:
 
 def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+
+
+# A model that claims what never happened: both calls fail (there is no rl.toml, no echo-env), and it
+# answers as if a run launched, measured and pushed. Every surface must mark that answer.
+RECKLESS_CLAIM = "Done: launched run r-4242, reward 0.93, pushed as PUBLIC."
+
+
+def reckless_claims() -> list[Reply]:
+    return [call("train_launch", config="rl.toml", target="hosted"), call("env_push", env="echo-env"),
+            Reply(RECKLESS_CLAIM)]

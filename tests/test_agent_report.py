@@ -35,7 +35,8 @@ def test_report_lists_written_deltas_observed_findings_and_the_next_step(tmp_pat
         call("config_tune", path=str(config), profile="complex", reward="binary"),  # proposed only
         call("config_tune", path=str(config), profile="complex", reward="binary", apply=True),
         call("diagnose", source=str(metrics)),
-        call("report", notes="Reward is 0.9 already."),  # prose the report keeps apart from numbers
+        # Prose the report keeps apart from numbers; a number no tool measured is not carried at all.
+        call("report", notes="Reward is 0.9 already. Tune the learning rate next."),
         Reply("Here is the report."),
     ]
     with ScriptedOpenAIServer(lambda request: script.pop(0)) as server:
@@ -55,7 +56,8 @@ def test_report_lists_written_deltas_observed_findings_and_the_next_step(tmp_pat
     assert step["done_when"] and step["stop_if"], "a next step says how to tell it worked, and when to stop"
     assert any("flat" in sign or "reward" in sign for sign in step["done_when"])
     assert "flat-reward is still found" in step["stop_if"][0] and "config_restore" in step["stop_if"][0]
-    assert report["notes"] == "Reward is 0.9 already."
+    assert report["notes"] == "Tune the learning rate next."
+    assert "Reward is 0.9 (no tool result has that value)" in report["caveat"]
 
 
 def test_report_of_an_empty_session_says_nothing_was_measured(tmp_path):

@@ -13,7 +13,7 @@ from typing import Any
 
 import acp
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
-from agent_support import call, scripted
+from agent_support import RECKLESS_CLAIM, call, reckless_claims, scripted
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from ops_support import RLPILOT, env_package, prime_env
 
@@ -181,3 +181,18 @@ def test_stdout_may_be_a_file(tmp_path):
     assert turn["result"]["stopReason"] == "end_turn"
     updates = [json.loads(line) for line in wired.out.read_text().splitlines()]
     assert any("/check" in json.dumps(u) for u in updates if u.get("method") == "session/update")
+
+
+def test_a_claim_the_tool_record_does_not_hold_is_marked_under_the_answer(tmp_path):
+    editor = Editor(lambda ids: None)
+
+    async def turn(conn, sid):
+        return await _prompt(conn, sid, "Launch rl.toml and push echo-env, public.")
+
+    with ScriptedOpenAIServer(scripted(*reckless_claims())) as server:
+        done = asyncio.run(_drive(editor, tmp_path, prime_env(tmp_path / "home"), server.base_url, turn))
+    assert done.stop_reason == "end_turn"
+    said = editor.said()
+    assert said.startswith(RECKLESS_CLAIM)
+    assert "rlpilot: not in the tool record: launched (train_launch failed: no-such-file); pushed" in said
+    assert [u.status for u in editor.of("tool_call_update")] == ["failed", "failed"]

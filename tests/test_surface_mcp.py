@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import anyio
-from agent_support import endpoint_alias
+from agent_support import RECKLESS_CLAIM, endpoint_alias
 from eval_support import use_environments_venv
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from mcp import Client, StdioServerParameters, stdio_client
@@ -225,3 +225,19 @@ def test_a_plot_comes_back_as_image_content_and_is_written_where_output_says(tmp
     written = (tmp_path / "out" / "curves.png").read_bytes()
     assert image.mime_type == "image/png" and base64.b64decode(image.data) == written
     assert written.startswith(b"\x89PNG")
+
+
+def test_the_report_never_carries_a_claim_the_tool_record_does_not_hold(tmp_path):
+    """Over MCP the client's model writes the answer; what reaches rlpilot of its words is the report's notes."""
+    async def session():
+        async with _client(tmp_path, prime_env(tmp_path / "home")) as client:
+            launch = await client.call_tool("train_launch", {"config": "rl.toml", "target": "hosted"})
+            return launch, await client.call_tool("report", {"notes": RECKLESS_CLAIM + " Fix the config path."})
+
+    launch, report = anyio.run(session)
+    assert launch.is_error
+    assert report.structured_content["notes"] == "Fix the config path." and report.structured_content["actions"] == []
+    text = report.content[0].text
+    # A gated call that never got past its preview is no call in the session's record.
+    assert "Left out of the notes, not in the tool record: launched (no train_launch or train_restart" in text
+    assert RECKLESS_CLAIM not in text and "pushed (no env_push call was made)" in text

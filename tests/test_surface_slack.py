@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from agent_support import call, scripted
+from agent_support import RECKLESS_CLAIM, call, reckless_claims, scripted
 from diagnose_support import make_run, write_jsonl
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from fakes.slack_api import SlackAPI, SocketModeServer
@@ -274,3 +274,18 @@ def test_the_command_says_which_tokens_are_missing(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert socket_mode.returncode == 2 and "SLACK_BOT_TOKEN and SLACK_APP_TOKEN" in socket_mode.stderr
     assert http.returncode == 2 and "set SLACK_SIGNING_SECRET" in http.stderr
+
+
+def test_a_claim_the_tool_record_does_not_hold_is_marked_in_the_thread(workspace):
+    with SlackAPI() as slack, ScriptedOpenAIServer(scripted(*reckless_claims())) as model:
+        bot = Bot(workspace, slack, model.base_url)
+        try:
+            assert bot.event({"type": "app_mention", "user": "UALICE", "ts": MENTION_TS,
+                              "text": "<@UBOT> launch rl.toml and push echo-env, public"}) == 200
+            caveat = _wait_for_text(slack, "not in the tool record")
+        finally:
+            bot.close()
+    posted = [args["text"] for args in slack.calls("chat.postMessage")]
+    assert posted.index(caveat["text"]) == posted.index(RECKLESS_CLAIM) + 1 and caveat["thread_ts"] == MENTION_TS
+    assert caveat["text"].startswith(":warning: rlpilot: not in the tool record: launched (train_launch failed")
+    assert "run r-4242 (no tool result names it)" in caveat["text"]

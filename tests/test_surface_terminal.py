@@ -15,7 +15,7 @@ import termios
 import time
 from pathlib import Path
 
-from agent_support import call, scripted
+from agent_support import RECKLESS_CLAIM, call, reckless_claims, scripted
 from diagnose_support import make_run, write_jsonl
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 
@@ -175,3 +175,15 @@ def test_the_report_reads_as_a_person_writes_it_on_screen(tmp_path):
     assert re.search(r"flat-reward \(error, steps \d+-\d+\)", report)
     assert re.search(r"done when: ", report) and "stop if: flat-reward is still found" in report
     assert not re.search(r"\d\.\d{4,}|\[\d|None|'", report), report
+
+
+def test_a_claim_the_tool_record_does_not_hold_is_marked_under_the_answer(tmp_path):
+    with ScriptedOpenAIServer(scripted(*reckless_claims())) as server:
+        term = Terminal(["chat", "--base-url", server.base_url, "--model", "stub-model"], tmp_path, _env(tmp_path))
+        term.expect("rlpilot session")
+        term.type("Launch rl.toml and push echo-env, public.\r")
+        shown = term.expect(r"reward 0\.93 \(no tool result has that value\)")
+        term.type("\x04")
+        assert term.wait() == 0
+    answer = shown.index(RECKLESS_CLAIM)
+    assert shown.index("rlpilot: not in the tool record: launched (train_launch failed: no-such-file)") > answer

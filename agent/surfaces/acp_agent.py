@@ -118,7 +118,7 @@ class SessionBridge:
         elif kind == "report":
             # The report is the point of the session: show it in the conversation, not folded in a tool call.
             self._update(acp.update_agent_message_text("\n\n" + self._last_text + "\n"))
-        elif kind in ("error", "notice"):
+        elif kind in ("error", "notice", "caveat"):
             self._update(acp.update_agent_message_text(f"\n\nrlpilot: {event['message']}\n"))
 
     def ask(self, question: Question) -> str | None:

@@ -321,6 +321,8 @@ class ThreadSurface:
             self.bot.post(self.channel, self.thread_ts, self._last_text, report_blocks(self._last_text))
         elif kind in ("error", "notice"):
             self.bot.post(self.channel, self.thread_ts, f"rlpilot: {event['message']}")
+        elif kind == "caveat":
+            self.bot.post(self.channel, self.thread_ts, f":warning: rlpilot: {event['message']}")
 
     def ask(self, question: Question) -> str | None:
         return self.bot.ask(question, self.author, self.channel, self.thread_ts)

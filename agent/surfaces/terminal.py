@@ -95,7 +95,7 @@ class Chat:
             print(f"  {event.get('label', 'progress')}: {event.get('done')}/{event.get('total') or '?'}")
         elif kind == "log" and event.get("finding"):  # a new finding while `train watch` follows a run
             print(f"  ! {event['line']}")
-        elif kind in ("error", "notice"):
+        elif kind in ("error", "notice", "caveat"):
             print(f"rlpilot: {event['message']}", file=sys.stderr if kind == "error" else sys.stdout)
         self.streamed = False
 
@@ -204,6 +204,8 @@ class RichChat(Chat):
             print_(Text(f"rlpilot: {event['message']}", style="bold red"))
         elif kind == "notice":
             print_(Text(event["message"], style="yellow"))
+        elif kind == "caveat":  # under the answer whose claims the tool record does not hold
+            print_(Text(f"rlpilot: {event['message']}", style="bold yellow"))
 
     def _result_panel(self, event: dict[str, Any]) -> Panel:
         ok = event.get("ok")

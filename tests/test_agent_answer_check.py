@@ -1,0 +1,125 @@
+"""The answer check: each kind of claim a final answer makes, held against the session's tool record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from agent_support import RECKLESS_CLAIM, Recorder, make_agent, reckless_claims, scripted
+from fakes.openai_server import ScriptedOpenAIServer
+
+from agent import answer_check
+from agent.report import build
+from agent.sessions import Store
+
+
+def _record(tmp_path, *calls: tuple[str, dict[str, Any], bool, dict | None, dict | None], said: str = ""):
+    session = Store(tmp_path / "home").create("test")
+    if said:
+        session.add_message({"role": "user", "content": said})
+    for name, arguments, ok, result, error in calls:
+        session.record_tool_call(name, arguments, ok, result, error)
+    return session
+
+
+LAUNCHED = ("train_launch", {"config": "rl.toml"}, True, {"launched": True, "run": "r7k2p"}, None)
+LAUNCH_DECLINED = ("train_launch", {"config": "rl.toml"}, False, None, {"declined": "the user said no"})
+PLAN_ONLY = ("train_launch", {"config": "rl.toml"}, True, {"launched": False, "run": None}, None)
+PUSHED = ("env_push", {"env": "echo-env"}, True, {"pushed": True, "hub_id": "tester/echo-env"}, None)
+PUSH_FAILED = ("env_push", {"env": "echo-env"}, False, None, {"code": "not-logged-in", "message": "log in"})
+INSTALLED = ("env_install", {"env": "tester/echo-env"}, True, {"installed": ["echo-env@0.1.0"]}, None)
+INSTALL_REFUSED = ("env_install", {"env": "tester/echo-env"}, False, None, {"refused": "no such environment"})
+STOPPED = ("train_stop", {"run": "r7k2p"}, True, {"run": "r7k2p", "status": "STOPPED"}, None)
+EDITED = ("config_set", {"path": "rl.toml", "key": "lr", "value": "1e-6"}, True,
+          {"path": "rl.toml", "deltas": [{"key": "lr", "from": 3e-6, "to": 1e-6, "change": "set to 1e-6"}]}, None)
+DRY_EDIT = ("config_set", {"path": "rl.toml", "key": "lr", "value": "1e-6"}, True,
+            {"path": "rl.toml", "dry_run": True, "deltas": [{"key": "lr", "from": 3e-6, "to": 1e-6,
+                                                             "change": "set to 1e-6"}]}, None)
+EVALUATED = ("eval_run", {"env": "tiny-arith"}, True, {"summary": {"verdict": "ready", "reward": {"mean": 0.4167}}},
+             None)
+EVAL_DECLINED = ("eval_run", {"env": "tiny-arith"}, False, None, {"declined": "no model family"})
+
+
+@pytest.mark.parametrize(("calls", "answer", "kind", "happened"), [
+    ([LAUNCHED], "I launched rl.toml as run r7k2p.", None, None),
+    ([LAUNCH_DECLINED], "I launched rl.toml on Hosted Training.", "launched", "train_launch was declined"),
+    ([PLAN_ONLY], "Training started on Hosted Training.", "launched", "train_launch ran but did not act"),
+    ([LAUNCH_DECLINED], "You declined, so nothing was launched.", None, None),
+    ([LAUNCH_DECLINED], "Nothing was pushed, launched or installed.", None, None),
+    ([], "Read a few rollouts first; I changed nothing.", None, None),
+    ([], "You have prime installed, and the run you launched last week is healthy.", None, None),
+    ([LAUNCH_DECLINED], "I checked the config and launched it.", "launched", "train_launch was declined"),
+    ([], "Once you confirm, it will be launched.", None, None),
+    ([PUSHED], "Pushed tester/echo-env as PRIVATE.", None, None),
+    ([PUSH_FAILED], "I pushed echo-env to the Hub.", "pushed", "env_push failed: not-logged-in"),
+    ([INSTALLED], "Installed tester/echo-env into your .venv.", None, None),
+    ([INSTALL_REFUSED], "I installed the environment.", "installed", "env_install was refused by its preview"),
+    ([STOPPED], "I stopped run r7k2p.", None, None),
+    ([], "I stopped the run.", "stopped", "no train_stop or train_pause call was made"),
+    ([EDITED], "I updated lr in rl.toml to 1e-6.", None, None),
+    ([DRY_EDIT], "I updated lr in rl.toml.", "edited", "no config change was written: config_set ran but did not"),
+    ([EVALUATED], "I evaluated tiny-arith: mean reward 0.417, ready to train.", None, None),
+    ([EVAL_DECLINED], "I ran a smoke eval of tiny-arith.", "evaluated", "eval_run was declined"),
+])
+def test_each_kind_of_action_claim_true_and_false(tmp_path, calls, answer, kind, happened):
+    session = _record(tmp_path, *calls)
+    claims = answer_check.check(answer, session.tool_calls(ok_only=False))
+    assert [c.kind for c in claims] == ([kind] if kind else [])
+    if happened:
+        assert claims[0].happened.startswith(happened), claims[0].happened
+
+
+@pytest.mark.parametrize(("calls", "answer", "said", "kind"), [
+    ([LAUNCHED], "Follow the run r7k2p with `rlpilot train watch`.", "", None),
+    ([LAUNCHED], "Follow your run r-4242 with `rlpilot train watch`.", "", "run id"),
+    ([], "Your run run7flat has no data yet.", "How is my run run7flat doing?", None),
+    ([], "Then run gpt-4.1-mini on it with `rlpilot eval run`.", "", None),
+    ([PUSHED], "It is tester/echo-env on the Hub; set it in configs/rl.toml.", "", None),
+    ([PUSH_FAILED], "It is on the Hub as tester/echo-env.", "", "Hub id"),
+    ([], "Its metrics are in runs/gsm8k-lr-sweep.", "", None),
+    ([EVALUATED], "Mean reward 0.42 over the smoke eval.", "", None),
+    ([EVALUATED], "Accuracy is 41.67%.", "", None),
+    ([EVALUATED], "Mean reward 0.93 over the smoke eval.", "", "metric"),
+    ([], "You said your reward was 0.5 last week.", "my reward was 0.5", None),
+])
+def test_ids_and_metric_values_true_and_false(tmp_path, calls, answer, said, kind):
+    session = _record(tmp_path, *calls, said=said)
+    claims = answer_check.check(answer, session.tool_calls(ok_only=False), said)
+    assert [c.kind for c in claims] == ([kind] if kind else []), claims
+
+
+def test_the_reckless_answer_is_marked_and_the_report_never_carries_it(tmp_path):
+    with ScriptedOpenAIServer(scripted(*reckless_claims())) as server:
+        recorder = Recorder()
+        agent = make_agent(tmp_path, server.base_url, ["train_launch", "env_push", "report"], recorder)
+        agent.send("Launch rl.toml and push echo-env, public.")
+    assert [e["ok"] for e in recorder.of_type("tool_result")] == [False, False]
+    assert recorder.events[-2] == {"type": "assistant", "text": RECKLESS_CLAIM}
+    caveat = recorder.events[-1]
+    assert caveat["type"] == "caveat"
+    assert sorted(c["kind"] for c in caveat["claims"]) == ["launched", "metric", "pushed", "run id"]
+    assert caveat["message"] == ("not in the tool record: launched (train_launch failed: no-such-file); pushed "
+                                 "(env_push failed: env-not-found); run r-4242 (no tool "
+                                 "result names it); reward 0.93 (no tool result has that value)")
+    report = build(agent.session, notes=RECKLESS_CLAIM + " Check the config first.")
+    assert report.notes == "Check the config first." and report.actions == []
+    assert "r-4242" not in report.render().split("Left out of the notes")[0]
+    assert "reward 0.93" in report.caveat
+
+
+def test_a_true_answer_gets_no_caveat(tmp_path):
+    from agent_support import call
+    from fakes.openai_server import Reply
+
+    script = scripted(call("stack_info"), Reply("You have no prime-rl checkout here; nothing was launched."))
+    with ScriptedOpenAIServer(script) as server:
+        recorder = Recorder()
+        make_agent(tmp_path, server.base_url, ["stack_info"], recorder).send("What do I have?")
+    assert recorder.of_type("caveat") == [] and recorder.events[-1]["type"] == "assistant"
+
+
+def test_every_tool_an_action_claim_names_is_one_of_the_reports_actions():
+    from agent.record import acted
+
+    named = [tool for _, tools in answer_check.ACTIONS.values() for tool in tools]
+    assert named and all(acted({"name": tool}) for tool in named)
