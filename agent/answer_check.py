@@ -16,18 +16,18 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent.record import acted, applied_deltas, evidence
-from tools.catalog import Evidence
+from tools.catalog import CATALOG, Done, Evidence
 
-# Each kind of action claim: the past-tense words that make it, and the tools whose run would be it.
-# The tools are the report's actions (external or confirmed); edits are config deltas the report applied.
-ACTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "launched": (("launched", "kicked off", "submitted"), ("train_launch", "train_restart", "train_resume")),
-    "pushed": (("pushed", "published", "uploaded"), ("env_push",)),
-    "installed": (("installed",), ("env_install",)),
-    "stopped": (("stopped", "cancelled", "canceled", "killed", "paused", "halted"), ("train_stop", "train_pause")),
-    "edited": (("edited", "updated", "changed", "modified", "migrated", "restored", "applied"), ()),
-    "evaluated": (("evaluated", "ran an eval", "ran a smoke eval", "ran the eval", "ran the smoke eval"),
-                  ("eval_run", "train_eval")),
+# Each kind of action claim and the past-tense words that make it. The tools whose run would be it declare
+# it (`ToolEntry.done`); an edit is a config delta the report applied.
+EDITED = "edited"
+ACTIONS: dict[str, tuple[str, ...]] = {
+    Done.LAUNCHED: ("launched", "kicked off", "submitted"),
+    Done.PUSHED: ("pushed", "published", "uploaded"),
+    Done.INSTALLED: ("installed",),
+    Done.STOPPED: ("stopped", "cancelled", "canceled", "killed", "paused", "halted"),
+    EDITED: ("edited", "updated", "changed", "modified", "migrated", "restored", "applied"),
+    Done.EVALUATED: ("evaluated", "ran an eval", "ran a smoke eval", "ran the eval", "ran the smoke eval"),
 }
 # "Training started", "started the run": a launch claim without the word.
 STARTED = re.compile(r"\btraining (has )?started\b|\bstarted (the |a |your )?(training|run)\b", re.I)
@@ -88,22 +88,23 @@ def _is_claim(sentence: str, match: re.Match[str], agentive: bool = False) -> bo
 
 def _actions(answer: str, records: list[dict[str, Any]]) -> list[Claim]:
     found = []
-    for kind, (words, tools) in ACTIONS.items():
+    for kind, words in ACTIONS.items():
+        tools = tuple(entry.name for entry in CATALOG if entry.done == kind)
         for clause in _sentences(answer):
             hits = [(m, False) for word in words for m in re.finditer(rf"\b{re.escape(word)}\b", clause, re.I)]
-            if kind == "launched":
+            if kind == Done.LAUNCHED:
                 hits += [(m, True) for m in STARTED.finditer(clause)]
             said = next((m for m, agentive in hits if _is_claim(clause, m, agentive)), None)
             if said is None or _done(kind, tools, records):
                 continue
-            found.append(Claim(kind=kind, said=said.group(0), clause=clause.strip(),
+            found.append(Claim(kind=str(kind), said=said.group(0), clause=clause.strip(),
                                happened=_what_happened(kind, tools, records)))
             break
     return found
 
 
 def _done(kind: str, tools: tuple[str, ...], records: list[dict[str, Any]]) -> bool:
-    if kind == "edited":
+    if kind == EDITED:
         return any(applied_deltas(r) for r in records if r["ok"])
     return any(r["ok"] and r["name"] in tools and acted(r) and _went_through(r["result"]) for r in records)
 
@@ -116,7 +117,7 @@ def _went_through(result: dict[str, Any] | None) -> bool:
 
 
 def _what_happened(kind: str, tools: tuple[str, ...], records: list[dict[str, Any]]) -> str:
-    if kind == "edited":
+    if kind == EDITED:
         edits = [r for r in records if evidence(r) in (Evidence.EDIT, Evidence.PROPOSAL)]
         return "no config change was written" + (f": {edits[-1]['name']} {_status(edits[-1])}" if edits else "")
     tried = [r for r in records if r["name"] in tools]
@@ -165,7 +166,17 @@ def _numbers(text: str) -> list[float]:
 def _metrics(answer: str, records: list[dict[str, Any]], user_words: str) -> list[Claim]:
     known = _numbers(_record_text(records) + " " + user_words)
     found = []
-    for match in METRIC.finditer(answer):
+    for sentence in re.split(r"\.(?=\s|$)|[;!?\n]+", answer):  # "reward: 0.93" stays one
+        found += _metric_claims(sentence, known)
+    return found
+
+
+def _metric_claims(sentence: str, known: list[float]) -> list[Claim]:
+    found = []
+    for match in METRIC.finditer(sentence):
+        # "stop if reward stays below 0.3", "it should reach reward 0.9": a condition or a forecast, no claim
+        if not _is_claim(sentence, match, agentive=True):
+            continue
         digits = match.group(2)
         value = float(digits) / (100 if match.group(3) else 1)
         places = len(digits.split(".")[1]) if "." in digits else 0

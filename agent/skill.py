@@ -22,6 +22,7 @@ import os
 import re
 import shlex
 import sys
+import threading
 from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
@@ -96,6 +97,11 @@ def commands(markdown: str) -> list[tuple[int, str]]:
         if words and words[0] in PROGRAMS:
             found.append((line_of(span.start()), span.group(1).strip()))
     return sorted(found)
+
+
+# sys.stdout and sys.stderr are one per process: two checks redirecting them at once would each restore
+# the other's buffer, and the skill itself would then print into it.
+_REDIRECTING = threading.Lock()
 
 
 class Checker:
@@ -201,7 +207,7 @@ class Checker:
         tool = load(entry)
         printed = io.StringIO()
         try:
-            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            with _REDIRECTING, contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
                 arguments, _ = parse_arguments(tool, words[used:])
             tool.parse(arguments)
         except SystemExit:
@@ -215,7 +221,7 @@ class Checker:
         from agent.cli import main as rlpilot
 
         printed = io.StringIO()
-        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
+        with _REDIRECTING, contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed), \
                 contextlib.suppress(SystemExit):
             rlpilot([words[0], "--help"])
         unknown = [w for w in words[1:] if w.startswith("-") and w.split("=")[0] not in printed.getvalue()]

@@ -80,6 +80,9 @@ def test_each_kind_of_action_claim_true_and_false(tmp_path, calls, answer, kind,
     ([EVALUATED], "Mean reward 0.42 over the smoke eval.", "", None),
     ([EVALUATED], "Accuracy is 41.67%.", "", None),
     ([EVALUATED], "Mean reward 0.93 over the smoke eval.", "", "metric"),
+    ([EVALUATED], "Done: mean reward: 0.93.", "", "metric"),
+    ([EVALUATED], "Stop if the reward is below 0.3 by step 100.", "", None),
+    ([EVALUATED], "Training should lift the reward to 0.6 within 200 steps.", "", None),
     ([], "You said your reward was 0.5 last week.", "my reward was 0.5", None),
 ])
 def test_ids_and_metric_values_true_and_false(tmp_path, calls, answer, said, kind):
@@ -118,8 +121,10 @@ def test_a_true_answer_gets_no_caveat(tmp_path):
     assert recorder.of_type("caveat") == [] and recorder.events[-1]["type"] == "assistant"
 
 
-def test_every_tool_an_action_claim_names_is_one_of_the_reports_actions():
+def test_every_tool_that_declares_an_action_claim_is_one_of_the_reports_actions():
     from agent.record import acted
+    from tools.catalog import CATALOG, Done
 
-    named = [tool for _, tools in answer_check.ACTIONS.values() for tool in tools]
-    assert named and all(acted({"name": tool}) for tool in named)
+    declared = [entry for entry in CATALOG if entry.done]
+    assert {entry.done for entry in declared} == set(Done) and set(Done) <= set(answer_check.ACTIONS)
+    assert all(acted({"name": entry.name}) for entry in declared)

@@ -80,3 +80,18 @@ def test_the_skill_is_the_playbook_for_this_stack_shown_first_and_never_overwrit
     assert _skill(tmp_path, "--write", "--force").returncode == 0 and target.read_text().startswith("---\nname:")
     cursor = _skill(tmp_path, "--for", "cursor", "--write")
     assert cursor.returncode == 0 and (tmp_path / ".cursor/rules/train-with-environments.mdc").is_file()
+
+
+def test_checks_on_many_threads_leave_the_output_streams_where_they_were(tmp_path):
+    # Each of these redirects the process's stdout and stderr to read rlpilot's own help; run at once
+    # without a lock, one restored another's buffer and `skill --write` then printed into it.
+    import sys
+
+    from agent.skill import check_text
+
+    before = (sys.stdout, sys.stderr)
+    markdown = "\n".join(f"```\nrlpilot {command}\nrlpilot config check rl.toml\n```"
+                         for command in ("mcp --workspace .", "acp --model m", "skill --write") * 8)
+    verdicts = check_text(markdown, tmp_path)
+    assert (sys.stdout, sys.stderr) == before
+    assert len(verdicts) == 48 and {v.status for v in verdicts} == {"ok"}, [v.text() for v in verdicts]

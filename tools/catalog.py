@@ -47,6 +47,16 @@ class Evidence(StrEnum):
     SPEND = "spend"  # what a hosted run has cost so far
 
 
+class Done(StrEnum):
+    """The action a call that went through is, in the words an answer claims it with ("launched run r-1")."""
+
+    LAUNCHED = "launched"
+    PUSHED = "pushed"
+    INSTALLED = "installed"
+    STOPPED = "stopped"
+    EVALUATED = "evaluated"
+
+
 @dataclass(frozen=True)
 class Resource:
     """The tool's result as an MCP resource an IDE can attach: rlpilot://<path>."""
@@ -77,6 +87,7 @@ class ToolEntry:
     background: str | None = None
     resource: Resource | None = None
     offer: Offer = Offer.DEFAULT
+    done: Done | None = None  # what the answer check lets a final answer claim once a call went through
 
     @property
     def confirms(self) -> bool:
@@ -160,6 +171,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "then summarize its rewards.",
         slash="/eval", evidence=Evidence.EVAL, preview="tools.evals.run:eval_plan",
         offer=Offer.COMPACT,
+        done=Done.EVALUATED,
     ),
     ToolEntry(
         "env_check",
@@ -194,6 +206,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.LOCAL_WRITE,
         "Install an environment (local name or Hub id owner/name[@version]) into the workspace.",
         slash="/install", confirm=True, preview="tools.envs.hub:install_preview",
+        done=Done.INSTALLED,
     ),
     ToolEntry(
         "env_status",
@@ -211,6 +224,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Check an environment package and push it to the Hub with the visibility the user chose.",
         slash="/push", confirm=False, preview="tools.envs.hub:push_preview",
         offer=Offer.COMPACT,
+        done=Done.PUSHED,
     ),
     ToolEntry(
         "train_launch",
@@ -220,6 +234,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Check a training config and launch it on Hosted Training, local GPUs or SLURM, after the user confirms.",
         slash="/train",
         offer=Offer.COMPACT,
+        done=Done.LAUNCHED,
     ),
     ToolEntry(
         "train_status",
@@ -255,6 +270,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.EXTERNAL,
         "Stop a training run (hosted, a local run's whole process group, or a SLURM job).",
         slash="/stop",
+        done=Done.STOPPED,
     ),
     ToolEntry(
         "train_watch",
@@ -298,6 +314,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         "Restart a running hosted run from its latest checkpoint.",
         slash="/restart",
         offer=Offer.BY_NAME,
+        done=Done.LAUNCHED,
     ),
     ToolEntry(
         "train_eval",
@@ -306,6 +323,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.EXTERNAL,
         "Serve a local checkpoint, smoke-eval it with `eval run`, then stop the server.",
         offer=Offer.BY_NAME,
+        done=Done.EVALUATED,
     ),
     ToolEntry(
         "train_checkpoints",
@@ -323,6 +341,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.EXTERNAL,
         "Pause a hosted run at a checkpoint and release its GPUs (it resumes as a new run).",
         offer=Offer.BY_NAME,
+        done=Done.STOPPED,
     ),
     ToolEntry(
         "train_resume",
@@ -331,6 +350,7 @@ CATALOG: tuple[ToolEntry, ...] = (
         Effect.EXTERNAL,
         "Resume a paused hosted run from its checkpoint, as a new run.",
         offer=Offer.BY_NAME,
+        done=Done.LAUNCHED,
     ),
     ToolEntry(
         "metrics_plot",
