@@ -85,9 +85,17 @@ def lines_of(findings, code):
 @pytest.mark.slow
 def test_the_example_environments_pass(venv_workspace):
     workspace, _ = venv_workspace
+    events = []
     result = env_check(EnvCheckInput(env=str(ENVIRONMENTS / "reverse_words"), num_examples=3),
-                       Context(workspace=workspace))
+                       Context(workspace=workspace, emit=events.append))
     assert result.findings == [], result.render()
+    # A check of a minute says which part runs, before its tools' own lines.
+    stages = [(e["done"], e["label"]) for e in events if e["type"] == "progress"]
+    assert stages == [(0, "env check: reading its source"), (1, "env check: vf-validate: gold and no-op answers"),
+                      (2, "env check: scoring degenerate replies")]
+    assert events.index({"type": "progress", "done": 1, "total": 3,
+                         "label": "env check: vf-validate: gold and no-op answers"}) < next(
+        i for i, e in enumerate(events) if e["type"] == "log")
     assert result.validation.tasks == 3 and result.validation.valid == 3
     assert Path(result.validation.results).is_relative_to(workspace / ".rlpilot" / "validate")
     assert result.exit_code() == 0

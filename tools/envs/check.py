@@ -125,6 +125,7 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
     interpreter = workspace_interpreter(ctx.workspace, environ)
     environ["PATH"] = search_path(interpreter, environ)
     source = _find_source(args.env, ctx, interpreter.python, environ)
+    _stage(ctx, 0, "reading its source")
     module = module_file(source)
     if module is None and not (source / "pyproject.toml").is_file():
         raise BadInput("not-an-environment", f"{source} is not an environment: no pyproject.toml and no module "
@@ -146,6 +147,7 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
         return result  # what would load it could only say it does not load
     if generation.is_v0:
         # verifiers 0.4's vf-validate and vf-eval would only say "taskset not found".
+        _stage(ctx, 1, "scoring gold and degenerate replies in a v0 runtime")
         result.v0, result.shortcuts, found = check_v0(source, taskset_id, args.num_examples, args.shortcuts, ctx,
                                                       environ)
         findings += found
@@ -173,6 +175,7 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
         # Checked from its source folder: vf-validate imports the module by name, not by install.
         root = module.parent.parent if module.name == "__init__.py" else module.parent
         environ["PYTHONPATH"] = os.pathsep.join([str(root), *filter(None, [environ.get("PYTHONPATH")])])
+    _stage(ctx, 1, "vf-validate: gold and no-op answers")
     result.validation, checks = _validate(vf_validate, taskset_id, args.num_examples, ctx, environ)
     if from_source:
         # Its module is on the path, so what verifiers calls "not found" is a module it imports: one of its
@@ -184,11 +187,17 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
     findings += checks
     vf_eval = process.which("vf-eval", environ) if args.shortcuts and result.validation is not None else None
     if vf_eval:
+        _stage(ctx, 2, "scoring degenerate replies")
         result.shortcuts, found = check_shortcuts(vf_eval, taskset_id, min(args.num_examples, SHORTCUT_TASKS),
                                                   rlpilot_home(ctx.workspace, environ) / "shortcuts", ctx, environ,
                                                   roles)
         findings += found
     return result
+
+
+def _stage(ctx: Context, done: int, label: str) -> None:
+    """A real check takes a minute: each surface says which of its three parts is running."""
+    ctx.emit({"type": "progress", "done": done, "total": 3, "label": f"env check: {label}"})
 
 
 def _not_installed(taskset_id: str, source: Path, python: Path, validated: bool, unimportable: bool) -> Finding:
