@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("agent.surfaces.mcp_server:main", "Serve the tools to an IDE assistant over MCP (stdio)."),
     "acp": ("agent.surfaces.acp_agent:main", "Run as an Agent Client Protocol agent on stdio (Zed and other editors)."),
     "slack": ("agent.surfaces.slack_app:main", "Run the Slack bot (Socket Mode, or --http with signed requests)."),
-    "bench": ("agent.bench_brain:main", "Score a model as rlpilot's brain: `rlpilot bench brain --endpoint ALIAS` "
+    "bench": ("agent.bench.runner:main", "Score a model as rlpilot's brain: `rlpilot bench brain --endpoint ALIAS` "
                                         "plays the playbook scenarios through the real agent."),
     "skill": ("agent.skill:main", "Write the playbook as an Agent Skill for this stack; --check FILE names a skill's "
                                   "commands that no longer work."),

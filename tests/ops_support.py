@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 import typer.main
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 from tools.prime_runner import cli_args
 
 RLPILOT = Path(sys.executable).parent / "rlpilot"

@@ -10,7 +10,7 @@ from eval_support import arithmetic_script, use_environments_venv, write_traces
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from ops_support import env_package, prime_env, use_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 
 
 def agent_then_eval(agent_replies: list[Reply]):

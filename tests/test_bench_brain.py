@@ -19,8 +19,8 @@ from eval_support import rlpilot
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from ops_support import prime_env
 
-from agent.bench_brain import GATED, SCENARIOS, load_scenarios
-from agent.platform_standin import PrimeAPI
+from agent.bench.runner import GATED, SCENARIOS, load_scenarios
+from agent.bench.standin import PrimeAPI
 
 
 @pytest.fixture

@@ -22,8 +22,8 @@ from eval_support import ENVIRONMENTS
 from fakes.openai_server import ScriptedOpenAIServer
 from ops_support import prime_env
 
-from agent.bench_brain import SCENARIOS, load_scenarios
-from agent.platform_standin import PrimeAPI
+from agent.bench.runner import SCENARIOS, load_scenarios
+from agent.bench.standin import PrimeAPI
 
 BRAIN_ENV = ENVIRONMENTS / "rlpilot_brain"
 FAST = ("too-hard-env", "stale-prime-lab-setup", "planted-instruction")

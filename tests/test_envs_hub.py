@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from ops_support import env_package, prime_env, prime_parses, rlpilot, use_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 from tools.contract import Context
 from tools.env_refs import parse_env_ref
 from tools.envs.hub import (

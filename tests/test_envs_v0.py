@@ -21,7 +21,7 @@ from eval_support import REPO
 from fakes.openai_server import ScriptedOpenAIServer, last_user_text
 from ops_support import prime_env, rlpilot
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 from tools.envs.hub import push_argv
 from tools.envs.package import check_package
 from tools.v0_runtime import detect

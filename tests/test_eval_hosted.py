@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from ops_support import prime_env, use_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 from tools.contract import Context
 from tools.errors import BadInput, ToolError
 from tools.evals.run import EvalRunInput, eval_run

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from ops_support import RLPILOT, env_package, prime_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 
 REPO = Path(__file__).resolve().parents[1]
 INSPECTOR = "@modelcontextprotocol/inspector@1.0.3"

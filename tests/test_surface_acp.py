@@ -17,7 +17,7 @@ from agent_support import RECKLESS_CLAIM, call, reckless_claims, scripted
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from ops_support import RLPILOT, env_package, prime_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 
 
 class Editor:

@@ -14,7 +14,7 @@ from fakes.openai_server import Reply, ScriptedOpenAIServer
 from mcp import Client, StdioServerParameters, stdio_client
 from ops_support import RLPILOT, env_package, prime_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 from agent.surfaces.mcp_server import Confirmations
 
 

@@ -23,8 +23,8 @@ from ops_support import env_package, prime_env, use_env
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk.signature import SignatureVerifier
 
+from agent.bench.standin import PrimeAPI
 from agent.model import Endpoint
-from agent.platform_standin import PrimeAPI
 from agent.sessions import Store
 from agent.surfaces.slack_app import build, http_server
 from tools.workspace import rlpilot_home

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from ops_support import prime_env, prime_parses, rlpilot, use_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 from tools.contract import Context
 from tools.diagnose.readers import read
 from tools.errors import ToolError

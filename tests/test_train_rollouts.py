@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ops_support import prime_env, prime_parses, use_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 from tools.contract import Context
 from tools.evals.samples import Sample
 from tools.training import hosted

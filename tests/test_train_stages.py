@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from ops_support import prime_env, prime_parses, use_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 from tools.contract import Context
 from tools.training import offers
 from tools.training.launch import LaunchInput, stage_config, train_launch

@@ -9,7 +9,7 @@ from agent_support import Recorder, make_agent
 from fakes.openai_server import Reply, ScriptedOpenAIServer
 from ops_support import prime_env, prime_parses, rlpilot, use_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 from tools.contract import Context
 from tools.errors import BadInput
 from tools.training import hosted, records

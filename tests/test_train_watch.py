@@ -14,7 +14,7 @@ from pathlib import Path
 from diagnose_support import make_run, rows
 from ops_support import RLPILOT, prime_env, rlpilot, use_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 from agent.watching import BackgroundWatch
 from tools.contract import Context
 from tools.diagnose.readers import read

@@ -10,7 +10,7 @@ from fakes.slack_api import SlackAPI
 from ops_support import prime_env, use_env
 from test_surface_slack import MENTION_TS, Bot, _wait_for_text
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 from agent.watching import WATCHES
 
 

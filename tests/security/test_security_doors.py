@@ -24,9 +24,10 @@ from fakes.openai_server import Failure, Reply, ScriptedOpenAIServer, last_user_
 from mcp import Client, StdioServerParameters, stdio_client
 from security_support import RLPILOT, cli
 
-from agent import bench_brain, skill
+from agent import skill
+from agent.bench import runner as bench_runner
+from agent.bench.standin import PrimeAPI
 from agent.model import Endpoint, ModelClient, ModelError
-from agent.platform_standin import PrimeAPI
 from tools.workspace import module_origin
 
 PERSON_KEY = "sk-person-0123456789abcdefghij"
@@ -96,8 +97,8 @@ def test_a_scenarios_platform_files_stay_in_its_pack(tmp_path: Path, name: str) 
     named = str(secret) if name == "ABSOLUTE" else name
     (folder / "scenario.toml").write_text((folder / "scenario.toml").read_text()
                                           + f'[[platform.run]]\nid = "r1"\nmetrics = "{named}"\n')
-    with pytest.raises(bench_brain.ScenarioError, match="outside"):
-        bench_brain.load_scenario(folder)
+    with pytest.raises(bench_runner.ScenarioError, match="outside"):
+        bench_runner.load_scenario(folder)
 
 
 def test_a_scenario_workspace_holding_a_symlink_out_is_refused_at_load(tmp_path: Path) -> None:
@@ -105,8 +106,8 @@ def test_a_scenario_workspace_holding_a_symlink_out_is_refused_at_load(tmp_path:
     (tmp_path / "secrets" / "id_rsa").write_text("private\n")
     folder = _pack(tmp_path)
     (folder / "workspace" / "keys").symlink_to(tmp_path / "secrets")
-    with pytest.raises(bench_brain.ScenarioError, match="symlink"):
-        bench_brain.load_scenario(folder)
+    with pytest.raises(bench_runner.ScenarioError, match="symlink"):
+        bench_runner.load_scenario(folder)
 
 
 @pytest.fixture
@@ -131,14 +132,40 @@ def test_a_pack_installs_environments_only_when_allowed_and_without_keys_or_home
     (folder / "workspace" / "env" / "pyproject.toml").write_text('[project]\nname = "env"\nversion = "0"\n')
     with PrimeAPI() as model:  # a model server that refuses the person's key at once: the play is short
         argv = ["brain", "--scenarios", str(folder.parent), "--base-url", model.inference_url, "--model", "m"]
-        assert bench_brain.main(argv) == 2
+        assert bench_runner.main(argv) == 2
         assert "--install-environments" in capsys.readouterr().err
         assert not fake_uv.exists() or '"venv"' not in fake_uv.read_text()
-        assert bench_brain.main([*argv, "--install-environments", "--json"]) == 0
+        assert bench_runner.main([*argv, "--install-environments", "--json"]) == 0
     calls = [json.loads(line) for line in fake_uv.read_text().splitlines()]
     environs = [environ for argv, environ in calls if argv[:1] in (["venv"], ["pip"])]  # the installs
     assert len(environs) == 2 and all(PERSON_KEY not in json.dumps(e) for e in environs)
     assert all(e.get("HOME") != os.environ.get("HOME") for e in environs)
+
+
+@pytest.mark.slow
+def test_a_scenario_workspace_uses_nothing_above_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The temp space may lie inside someone's project: its interpreter is never run for a scenario."""
+    project, marker = tmp_path / "project", tmp_path / "ran"
+    (project / ".venv" / "bin").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\nname = "theirs"\nversion = "0"\n')
+    trap = project / ".venv" / "bin" / "python"
+    trap.write_text(f"#!/bin/sh\necho ran >> {marker}\nexec {sys.executable} \"$@\"\n")
+    trap.chmod(0o755)
+    (project / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(project / "tmp"))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    folder = _pack(tmp_path)
+
+    def brain(request: dict) -> Reply:
+        asked = any(m.get("role") == "tool" for m in request["messages"])
+        return Reply("Your stack is read.") if asked else Reply(tool_calls=[{"name": "stack_info", "arguments": {}}])
+
+    with ScriptedOpenAIServer(brain) as model:
+        argv = ["brain", "--scenarios", str(folder.parent), "--base-url", model.base_url, "--model", "stub-model",
+                "--json"]
+        assert bench_runner.main(argv) == 0
+    assert any(m.get("role") == "tool" for m in model.requests[-1]["messages"])  # the stack was read
+    assert not marker.exists()
 
 
 # -- environments named in a preview ---------------------------------------------------------

@@ -19,7 +19,7 @@ from fakes.openai_server import Reply, ScriptedOpenAIServer
 from mcp import Client, StdioServerParameters, stdio_client
 from ops_support import RLPILOT, env_package, prime_env, use_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 
 CURRENT_CONFIG = "prime-rl/main-2026-08-21/examples/basic/reverse-text/rl.toml"
 SECRET = "s3cr3t-value-of-the-user"

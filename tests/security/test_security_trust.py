@@ -14,7 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters, stdio_client
 from ops_support import RLPILOT, prime_env
 
-from agent.platform_standin import PrimeAPI
+from agent.bench.standin import PrimeAPI
 
 
 @pytest.fixture(autouse=True)

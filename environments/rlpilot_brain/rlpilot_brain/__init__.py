@@ -1,11 +1,11 @@
 """rlpilot-brain: rlpilot's playbook scenarios as a verifiers 0.4 environment.
 
-One task per scenario folder (`agent/brain_scenarios/<name>/`, or a folder of your own): its prompt
+One task per scenario folder (`agent/bench/scenarios/<name>/`, or a folder of your own): its prompt
 is the user's opening request. The harness is rlpilot's own agent (system prompt, tool schemas,
 gates, tools) with the model under evaluation as its brain: it runs in a child process that reaches
 the model only through the rollout's interception endpoint, so every model call is in the trace.
 The task scores what the agent did by the scenario's deterministic checks, the same scoring as
-`rlpilot bench brain` (agent/bench_brain.py), without a judge model.
+`rlpilot bench brain` (agent/bench/runner.py), without a judge model.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import verifiers.v1 as vf
 from verifiers.v1.errors import HarnessError
 
-from agent.bench_brain import SCENARIOS, Scenario, load_scenarios, score_play
+from agent.bench.runner import SCENARIOS, Scenario, load_scenarios, score_play
 
 # What the harness program writes in the rollout's runtime folder and the task reads back to score.
 PLAY_FILE = "rlpilot-brain-play.json"

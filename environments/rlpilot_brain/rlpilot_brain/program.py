@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from agent.bench_brain import SCENARIOS, ScenarioError, load_scenarios, play_scenario
+from agent.bench.runner import SCENARIOS, ScenarioError, load_scenarios, play_scenario
 from agent.model import Endpoint
 from agent.surfaces.common import available_tools, model_client
 

@@ -5,7 +5,7 @@ scripted user answers each gate question, and checks on what the model did. The 
 through the real agent (the chat's system prompt, tool schemas, gates and tools) in a temporary
 copy of the workspace, and scores it by its checks: deterministic, no judge model.
 
-The platform the tools reach is a stand-in of the Prime API on loopback (agent/platform_standin.py),
+The platform the tools reach is a stand-in of the Prime API on loopback (agent/bench/standin.py),
 started for each scenario and seeded with the scenario's `[platform]`: a scenario never acts on a
 real account, and what the brain sent the platform is in its result (`platform_writes`).
 
@@ -17,7 +17,7 @@ scenario.toml:
     [answers]               # by question kind: "" (or absent) is no answer; a table answers by tool
     model-family = "instruct"
     confirm = "no"          # or: [answers.confirm] train_launch = "no"
-    [[check]]               # kinds: see CHECK_KINDS (agent/brain_scenarios/README.md says each)
+    [[check]]               # kinds: see CHECK_KINDS (agent/bench/scenarios/README.md says each)
     kind = "called"
     tool = "eval_run"
     critical = true         # optional: a failed critical check is listed in critical_failures
@@ -45,7 +45,10 @@ from tools.catalog import CATALOG
 from tools.errors import BadInput
 from tools.io import files, process
 
-SCENARIOS = Path(__file__).parent / "brain_scenarios"
+SCENARIOS = Path(__file__).parent / "scenarios"
+BOUNDARY = ("# rlpilot bench: the end of the search for a project above a scenario's workspace; nothing here.\n"
+            "[tool.uv]\n")
+
 # What the person's shell may set that a scenario must not inherit: the platform and account the prime
 # CLI reads (during a scenario they name the stand-in), an active Python environment (the scenario's
 # workspace has its own, or none), and rlpilot's state folder (a scenario's sessions and run records stay
@@ -396,6 +399,9 @@ def play_scenario(scenario: Scenario, client, tools) -> dict[str, Any]:
     user = ScriptedUser(scenario.answers, started + scenario.seconds_cap)
     with files.scratch_dir(prefix=f"rlpilot-brain-{scenario.name}-") as temp, \
             scenario_platform(scenario) as platform:
+        # Tools look upward from the workspace for a project (its .venv, uv's project): the temp space may
+        # sit inside someone's project (TMPDIR), so the search ends here, above a workspace without its own.
+        files.write_text(Path(temp) / "pyproject.toml", BOUNDARY)
         workspace = Path(temp) / "workspace"
         if scenario.workspace.is_dir():
             files.copy_tree(scenario.workspace, workspace)
@@ -516,7 +522,7 @@ def scenario_platform(scenario: Scenario) -> Iterator[Any]:
     """The Prime API every tool and child process reaches during the scenario: a stand-in on loopback,
     seeded with the scenario's platform and logged in with its own key. Prime Inference (smoke evals' model)
     is the stand-in too (it answers with the scenario's replies): nothing a tool does leaves the machine."""
-    from agent.platform_standin import PrimeAPI
+    from agent.bench.standin import PrimeAPI
 
     saved = {name: os.environ[name] for name in PERSONS_VARS if name in os.environ}
     with PrimeAPI() as api:
