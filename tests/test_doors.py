@@ -13,45 +13,14 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("agent", "tools")
 DOORS = "tools/io/"
 
-# Modules that still do a door's work, each with how many offences it has and why it is not moved yet.
-# The count is exact both ways: a new offence fails, and so does one moved into a door (lower the count,
-# or drop the entry when it reaches 0).
-NOT_YET = {
-    # Its atomic replace keeps a config's mode and takes the edit lock; it moves into files.write_bytes
-    # with the config tools' owner (the lock file is opened for writing to hold flock).
-    "tools/configs/edit.py": 8,
-    # The schema worker is a forked daemon that owns its socket, pid and log files.
-    "tools/configs/schema_client.py": 3,
-    "tools/configs/schema_worker.py": 7,
-    # The supervisor is a program of its own (a detached process that holds the training run's child
-    # and writes its exit file); rlpilot starts it through the process door.
-    "tools/training/supervise.py": 6,
-    # A loopback readiness probe of a local model server (urllib, no proxy); moves to tools/io/http.py.
-    "tools/training/serve.py": 1,
-}
-
 
 def breaches(root: Path) -> list[str]:
-    """What the rule finds in `root` beyond NOT_YET, in words."""
-    found = scan(root, FOLDERS, DOORS)
-    counts: dict[str, int] = {}
-    for offence in found:
-        counts[offence.path] = counts.get(offence.path, 0) + 1
-    problems = [offence.text() + " (use tools/io/)" for offence in found if offence.path not in NOT_YET]
-    for path, allowed in NOT_YET.items():
-        if (root / path).exists() and counts.get(path, 0) != allowed:
-            problems.append(f"{path}: {counts.get(path, 0)} offences where NOT_YET says {allowed}: "
-                            + ("move the new one into tools/io/" if counts.get(path, 0) > allowed
-                               else "lower its count in NOT_YET"))
-    return problems
+    """What the rule finds in `root`, in words: every module outside the doors, no exceptions."""
+    return [offence.text() + " (use tools/io/)" for offence in scan(root, FOLDERS, DOORS)]
 
 
 def test_agent_and_tools_use_the_doors() -> None:
     assert breaches(ROOT) == []
-
-
-def test_the_allowlist_stays_small() -> None:
-    assert sum(NOT_YET.values()) <= 26 and len(NOT_YET) <= 5
 
 
 BAD = '''

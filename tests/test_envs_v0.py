@@ -114,7 +114,8 @@ def test_env_check_runs_a_v0_environment_in_a_runtime_of_its_own(workspace, tmp_
         (runtimes / f"tiny_v0_sum-{digest}" / ".rlpilot-source").write_text(str(source.resolve()))
         (runtimes / f"tiny_v0_sum-{digest}" / ".rlpilot-ready").write_text("then")
         os.utime(runtimes / f"tiny_v0_sum-{digest}" / ".rlpilot-ready", (time.time() - 86400,) * 2)
-    checked = rlpilot("env", "check", "tiny-v0-sum", "-n", "4", "--json", cwd=folder, env=env, timeout=900)
+    checked = rlpilot("env", "check", "tiny-v0-sum", "-n", "4", "--yes", "--json", cwd=folder, env=env,
+                      timeout=900)
     _skip_without_cached_verifiers(checked)
     result = json.loads(checked.stdout)
     assert checked.returncode == 0, checked.stdout + checked.stderr
@@ -154,3 +155,39 @@ def test_eval_run_smoke_evaluates_a_v0_environment_with_its_own_vf_eval(workspac
     assert result["summary"]["rollouts"] == 6 and result["summary"]["errored"] == 0
     assert len(server.requests) == 6
     assert (packages(python), packages(Path(sys.executable))) == before
+
+
+def test_env_check_of_a_v0_environment_installs_nothing_without_a_yes(workspace, tmp_path):
+    import http.server
+    import threading
+
+    asked: list[str] = []
+
+    class Index(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the handler's API
+            asked.append(self.path)
+            self.send_error(404)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    folder, _ = workspace
+    env = {k: v for k, v in _offline(prime_env(tmp_path / "home"), tmp_path).items() if k != "UV_OFFLINE"}
+    env.update(UV_DEFAULT_INDEX=f"http://127.0.0.1:{server.server_address[1]}/simple",
+               UV_CACHE_DIR=str(tmp_path / "empty-cache"))  # nothing cached: a runtime could only come from it
+    try:
+        checked = rlpilot("env", "check", "tiny-v0-sum", "-n", "4", "--json", cwd=folder, env=env, timeout=300)
+        codes = {f["code"]: f for f in json.loads(checked.stdout)["findings"]}
+        assert checked.returncode == 1 and asked == [] and not (tmp_path / "state" / "v0-runtimes").exists()
+        said = codes["v0-runtime-needs-yes"]
+        assert "verifiers<0.4" in said["message"] and "nothing was installed" in said["message"]
+        assert "--yes" in said["fix"]
+        # The same check with the yes asks that index, the one uv would install from.
+        confirmed = rlpilot("env", "check", "tiny-v0-sum", "-n", "4", "--yes", "--json", cwd=folder, env=env,
+                            timeout=300)
+        assert "v0-runtime-unavailable" in confirmed.stdout and asked
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -74,3 +74,34 @@ def test_a_read_inside_a_root_refuses_dot_dot_absolute_and_links_out(tmp_path: P
 def test_a_size_reads_as_a_person_writes_it() -> None:
     sizes = [812, 3482, 8 << 20, int(79.0491 * (1 << 20)), 2254857830]
     assert [files.describe_size(size) for size in sizes] == ["812 bytes", "3.4 KiB", "8 MiB", "79 MiB", "2.1 GiB"]
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def test_private_state_is_0700_and_0600_under_a_umask_of_022(tmp_path: Path, umask_022) -> None:
+    target = files.write_text(tmp_path / "home" / "sessions" / "one.json", "{}", private=True)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert stat.S_IMODE(target.parent.stat().st_mode) == stat.S_IMODE((tmp_path / "home").stat().st_mode) == 0o700
+    shared = files.write_text(tmp_path / "shared.toml", "x = 1\n")
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o644  # what is not rlpilot's own: the umask decides
+
+
+def test_a_private_folder_of_ones_own_is_made_0700_and_any_other_refused(tmp_path: Path, umask_022) -> None:
+    folder = files.own_private_dir(tmp_path / "rlpilot-runtime")
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert files.own_private_dir(folder) == folder  # there already, and private: taken as it is
+    open_to_others = tmp_path / "open"
+    open_to_others.mkdir(mode=0o755)
+    with pytest.raises(BadInput, match="not a private folder of yours") as refused:
+        files.own_private_dir(open_to_others)
+    assert refused.value.code == "not-private" and "drwxr-xr-x" in refused.value.message
+    (tmp_path / "link").symlink_to(folder)
+    with pytest.raises(BadInput, match="not a private folder"):
+        files.own_private_dir(tmp_path / "link")

@@ -138,8 +138,12 @@ def _uv_environ(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "CONDA_PREFIX")}
 
 
-def ensure_runtime(env_dir: Path, workspace: Path, environ: Mapping[str, str], ctx: Any = None) -> Path:
-    """The interpreter of rlpilot's v0 venv for this environment, made on first use; ToolError when it cannot."""
+def ensure_runtime(env_dir: Path, workspace: Path, environ: Mapping[str, str], ctx: Any = None, *,
+                   confirmed: bool) -> Path:
+    """The interpreter of rlpilot's v0 venv for this environment, made on first use; ToolError when it cannot.
+
+    Making it installs packages from the index into rlpilot's state: only once the person said yes
+    (`confirmed`); without it, ToolError `v0-runtime-needs-yes` says what would be installed."""
     name = env_dir.name
     if not (env_dir / "pyproject.toml").is_file():
         raise ToolError("v0-runtime-unavailable", f"{v0_message(name)}, and rlpilot can only make a v0 runtime "
@@ -151,6 +155,12 @@ def ensure_runtime(env_dir: Path, workspace: Path, environ: Mapping[str, str], c
     if ready.is_file() and python.exists():
         files.touch(ready)  # in use: a newer runtime of the same folder leaves it alone for a while
         return python
+    if not confirmed:
+        raise ToolError("v0-runtime-needs-yes", f"{v0_message(name)}; checking it needs a {V0_REQUIREMENT} runtime, "
+                        f"which rlpilot would make in {venv} by installing {V0_REQUIREMENT} and the dependencies in "
+                        f"{env_dir / 'pyproject.toml'} from the package index; nothing was installed",
+                        "run the command again with --yes to make it (once per dependency list), or "
+                        + v0_options(name))
     uv = process.which("uv", dict(environ)) or "uv"
     steps = [[uv, "venv", "--quiet", "--clear", "--python", sys.executable, str(venv)],
              [uv, "pip", "install", "--quiet", "--python", str(python), V0_REQUIREMENT, "-e", str(env_dir)]]

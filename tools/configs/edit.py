@@ -5,8 +5,8 @@ Python API (for the tools that write through it; `config_set`/`config_restore` a
 SetResult`, and `restore(path, workspace) -> RestoreResult`.
 `write_config(path, old_text, new_text, workspace)` is the one way the config tools write a
 file: a backup of the previous version under rlpilot's state folder, then an atomic replace
-(temp file in the same folder, fsync, rename), so a crash leaves either the old file or the new
-one, never half of each.
+through the files door (temp file in the same folder, fsync, rename, the config's mode kept), so
+a crash leaves either the old file or the new one, never half of each.
 
 Two rlpilot processes never lose each other's edits: an edit holds the file's lock (`filelock`,
 kept under rlpilot's state folder) from reading the file to writing it, and waits a few seconds
@@ -21,7 +21,6 @@ import functools
 import hashlib
 import math
 import os
-import tempfile
 import time
 import tomllib
 from collections.abc import Iterator
@@ -42,9 +41,9 @@ from tools.contract import Arg, Context, ToolResult
 from tools.deltas import Delta
 from tools.eras import Dialect
 from tools.errors import BadInput, ToolError
-from tools.files import real_path
 from tools.findings import Finding
 from tools.findings import render as render_finding
+from tools.io import files
 from tools.workspace import rlpilot_home
 
 
@@ -225,7 +224,7 @@ LOCK_WAIT_S = 15.0
 @contextmanager
 def locked(path: Path, workspace: Path) -> Iterator[None]:
     """Hold `path`'s edit lock; ToolError `config-busy` when another edit keeps it past LOCK_WAIT_S."""
-    lock = _lock_of(str(real_path(path)), str(rlpilot_home(workspace)))
+    lock = _lock_of(str(files.real_path(path)), str(rlpilot_home(workspace)))
     try:
         lock.acquire(timeout=LOCK_WAIT_S)
     except Timeout:
@@ -240,8 +239,7 @@ def locked(path: Path, workspace: Path) -> Iterator[None]:
 @functools.lru_cache(maxsize=256)
 def _lock_of(real: str, home: str) -> FileLock:
     """One lock object per file, so a holder may take it again (set_keys, then write_config)."""
-    folder = Path(home) / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = files.make_dirs(Path(home) / "locks", private=True)
     return FileLock(folder / f"{hashlib.sha256(real.encode()).hexdigest()[:16]}.lock")
 
 
@@ -259,9 +257,9 @@ def write_config(path: Path, old_text: str, new_text: str, workspace: Path) -> P
         now = time.time_ns()  # one reading of the clock: two could straddle a second and sort out of order
         stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime(now // 10**9))
         backup = _backup_dir(path, workspace) / f"{stamp}-{now % 10**9:09d}.toml"
-        backup.parent.mkdir(parents=True, exist_ok=True)
-        (backup.parent / "origin").write_text(str(real_path(path)) + "\n")
-        atomic_write(backup, old_text)
+        files.make_dirs(backup.parent, private=True)
+        files.write_text(backup.parent / "origin", str(files.real_path(path)) + "\n", private=True)
+        atomic_write(backup, old_text, private=True)
         atomic_write(path, new_text)
         return backup
 
@@ -277,33 +275,19 @@ def refuse_read_only(path: Path) -> None:
                        f"make it writable (`chmod u+w {path}`) if it should change, or write somewhere else")
 
 
-def atomic_write(path: Path, text: str | bytes) -> None:
-    """Replace `path` whole or not at all (a full disk leaves the old file), keeping its mode."""
+def atomic_write(path: Path, text: str | bytes, *, private: bool = False) -> None:
+    """Replace `path` whole or not at all (a full disk leaves the old file), keeping its mode; with
+    `private` (rlpilot's own copies), 0600."""
     if path.is_dir():
         raise BadInput("is-a-directory", f"{path} is a directory; nothing was written", "name a file to write")
     refuse_read_only(path)
     if not path.parent.is_dir():
         raise BadInput("no-such-folder", f"{path.parent} does not exist; nothing was written",
                        "create the folder first, or name a file in a folder that exists")
-    mode = path.stat().st_mode & 0o777 if path.exists() else None
     try:
-        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        files.write_bytes(path, text.encode("utf-8") if isinstance(text, str) else text, private=private)
     except OSError as error:
         raise _not_written(path, error) from None
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(text.encode("utf-8") if isinstance(text, str) else text)
-            out.flush()
-            os.fsync(out.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException as error:
-        Path(temp).unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise _not_written(path, error) from None
-        raise
-    _fsync_dir(path.parent)
 
 
 def _not_written(path: Path, error: OSError) -> ToolError:
@@ -311,19 +295,8 @@ def _not_written(path: Path, error: OSError) -> ToolError:
                      "free some space or fix the folder's permissions, then run the command again")
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        descriptor = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return  # platforms without directory handles (Windows) persist the rename anyway
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 def _backup_dir(path: Path, workspace: Path) -> Path:
-    resolved = str(real_path(path))
+    resolved = str(files.real_path(path))
     digest = hashlib.sha256(resolved.encode()).hexdigest()[:16]
     return rlpilot_home(workspace) / "config-backups" / f"{path.name}-{digest}"
 
@@ -356,5 +329,5 @@ def _restore(path: Path, workspace: Path) -> RestoreResult:
     old_text = latest.read_text()
     current = path.read_text() if path.is_file() else ""
     atomic_write(path, old_text)
-    latest.unlink()
+    files.remove(latest)
     return RestoreResult(path=str(path), backup=str(latest), diff=unified_diff(path, current, old_text))

@@ -18,17 +18,18 @@ import json
 import os
 import signal
 import socket
-import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
 
-from tools.configs.schema_worker import receive_all
+from tools.errors import BadInput
+from tools.io import daemon, files
 from tools.process import run
 
 WORKER = Path(__file__).with_name("schema_worker.py")
+DAEMON = Path(daemon.__file__)  # the worker's helpers: a worker runs the versions it started with
 # Checks minutes apart in one chat still find the worker warm; an idle one gives its memory back.
 IDLE_S = 600.0
 START_TIMEOUT_S = 60.0
@@ -47,18 +48,15 @@ def runtime_folder() -> Path:
     # socket path (108 bytes with the name).
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     base = runtime if runtime.startswith("/") and len(runtime) <= 60 else tempfile.gettempdir()
-    folder = Path(base) / f"rlpilot-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    info = folder.lstat()
-    if stat.S_ISLNK(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise WorkerError(f"{folder} is not a private folder of yours (owner uid {info.st_uid}, mode "
-                          f"{stat.filemode(info.st_mode)}): remove it, or set XDG_RUNTIME_DIR")
-    return folder
+    try:
+        return files.own_private_dir(Path(base) / f"rlpilot-{os.getuid()}")
+    except BadInput as error:
+        raise WorkerError(f"{error.message}: remove it, or set XDG_RUNTIME_DIR") from None
 
 
 def socket_path(python: str, source: Path) -> Path:
     """Where the worker for this schema listens: named by what its answers depend on."""
-    state = [python, str(source), str(WORKER.stat().st_mtime_ns)]
+    state = [python, str(source), str(WORKER.stat().st_mtime_ns), str(DAEMON.stat().st_mtime_ns)]
     state += sorted(f"{p}:{p.stat().st_mtime_ns}" for p in (source / "prime_rl").rglob("*.py"))
     # What is installed, by name and version: the folder's own mtime also moves when the worker's first
     # import writes site-packages/__pycache__, which made the second check start a second worker.
@@ -79,7 +77,7 @@ def ask(python: str, source: Path, request: list[dict[str, Any]]) -> Any:
             try:
                 connection.sendall(payload)
                 connection.shutdown(socket.SHUT_WR)
-                reply = receive_all(connection)
+                reply = daemon.receive_all(connection)
             except TimeoutError:
                 _stop(path)
                 raise WorkerError(f"the schema worker gave no answer in {ANSWER_TIMEOUT_S:.0f} s, so it was "
@@ -111,8 +109,7 @@ def _stop(path: Path) -> None:
         os.kill(int(Path(f"{path}.pid").read_text()), signal.SIGKILL)
     except (OSError, ValueError):
         pass
-    path.unlink(missing_ok=True)
-    Path(f"{path}.pid").unlink(missing_ok=True)
+    daemon.retire(str(path))
 
 
 def _connected(path: Path, python: str, env: dict[str, str]) -> socket.socket:

@@ -14,7 +14,8 @@ package, a schema copied with its old mtimes); after either the worker stops lis
 exits, so the next request gets a fresh one. TOML dates and times travel as
 `{"__toml__": "date", "value": ISO}`. A connection that breaks, or sends nothing for a minute,
 is dropped; the worker serves on. Only the standard library and the schema's own
-dependencies are used here: rlpilot is not installed in that environment.
+dependencies are used here: rlpilot is not installed in that environment, so its daemons door
+(tools/io/daemon.py) is loaded by its path.
 
 Environment packages named in a config (taskset and harness ids) resolve by import; one that is
 not installed is stood in for by an empty plugin, and what upstream says inside its block is
@@ -25,8 +26,8 @@ the env sources).
 from __future__ import annotations
 
 import datetime
-import errno
 import importlib
+import importlib.util
 import json
 import os
 import socket
@@ -48,6 +49,18 @@ UNRESOLVED: list[str] = []
 CONNECTION_TIMEOUT_S = 60.0
 SEEN: dict[str, tuple[int, int]] = {}  # each loaded module's file: (mtime, size) when it was first seen
 TOML_TIMES = {"datetime": datetime.datetime, "date": datetime.date, "time": datetime.time}
+
+
+def _door() -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "rlpilot_daemon", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "io", "daemon.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+daemon = _door()
 
 
 class LoadError(Exception):
@@ -149,42 +162,12 @@ def answer(request: list[dict]) -> list[dict]:
     return results
 
 
-def _listen(path: str) -> socket.socket | None:
-    """A listening socket at `path`, or None when a live worker already listens there."""
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        listener.bind(path)
-    except OSError as error:
-        if error.errno != errno.EADDRINUSE:
-            raise
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(path)
-            return None
-        except OSError:  # a socket file left by a worker that died
-            os.unlink(path)
-            listener.bind(path)
-        finally:
-            probe.close()
-    os.chmod(path, 0o600)
-    listener.listen(16)
-    return listener
-
-
-def receive_all(connection: socket.socket) -> bytes:
-    """Everything the other side sends until it ends its half (both sides of the socket use this)."""
-    chunks = []
-    while chunk := connection.recv(1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def _serve_one(connection: socket.socket, retire) -> bool:
     """Answer one request; True when the worker should end after it (it stops listening first,
     so the client that asks next starts a fresh one)."""
     connection.settimeout(CONNECTION_TIMEOUT_S)
     try:
-        request = json.loads(receive_all(connection), object_hook=from_wire)
+        request = json.loads(daemon.receive_all(connection), object_hook=from_wire)
         if changed_modules():
             reply, stop = {"stale": True}, True
         else:
@@ -204,26 +187,17 @@ def _serve_one(connection: socket.socket, retire) -> bool:
 
 
 def serve(path: str, idle_s: float) -> None:
-    listener = _listen(path)
+    listener = daemon.listen(path)
     if listener is None:
         print("running", flush=True)
         return
     inode = os.stat(path).st_ino
-    if os.fork():
-        print("started", flush=True)  # the client connects now; its request waits in the backlog
-        os._exit(0)
-    os.setsid()  # outlives the rlpilot call that started it, like a local run's supervisor
-    devnull = os.open(os.devnull, os.O_RDWR)
-    log = os.open(path + ".log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # a crash says why there
-    for fd, target in ((0, devnull), (1, devnull), (2, log)):
-        os.dup2(target, fd)
-    with open(path + ".pid", "w") as handle:
-        handle.write(f"{os.getpid()}\n")
+    # The client connects once "started" is printed; its request waits in the backlog meanwhile.
+    daemon.detach(lambda _: "started", path + ".log")
+    daemon.write_private(path + ".pid", f"{os.getpid()}\n")
 
     def retire() -> None:
-        if os.path.exists(path) and os.stat(path).st_ino == inode:  # not a successor's socket
-            os.unlink(path)
-            os.unlink(path + ".pid")
+        daemon.retire(path, inode)
         listener.close()
 
     listener.settimeout(idle_s)

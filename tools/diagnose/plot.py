@@ -138,7 +138,7 @@ def _write(output: Path, data: bytes, ctx: Context) -> None:
     if output.exists():
         backups = rlpilot_home(ctx.workspace) / "plot-backups"
         files.make_dirs(backups, private=True)
-        atomic_write(backups / f"{output.stem}-{time.time_ns()}.png", output.read_bytes())
+        atomic_write(backups / f"{output.stem}-{time.time_ns()}.png", output.read_bytes(), private=True)
     atomic_write(output, data)
 
 

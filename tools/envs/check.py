@@ -67,6 +67,9 @@ class EnvCheckInput(BaseModel):
     shortcuts: Annotated[bool, Arg(cli_only=True), Field(
         description=f"Also score degenerate replies (empty, echoed prompt, \"yes\", ...) on up to {SHORTCUT_TASKS} "
                     "tasks with vf-eval and a loopback policy; --no-shortcuts skips it (a minute or two).")] = True
+    yes: Annotated[bool, Arg(user_decision=True), Field(
+        description="For a verifiers v0 environment: make its verifiers<0.4 runtime, installing from the package "
+                    "index (the user confirmed).")] = False
 
 
 class Validation(BaseModel):
@@ -149,7 +152,7 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
         # verifiers 0.4's vf-validate and vf-eval would only say "taskset not found".
         _stage(ctx, 1, "scoring gold and degenerate replies in a v0 runtime")
         result.v0, result.shortcuts, found = check_v0(source, taskset_id, args.num_examples, args.shortcuts, ctx,
-                                                      environ)
+                                                      environ, yes=args.yes)
         findings += found
         return result
     roles = read_roles(source, grammar, interpreter.python)

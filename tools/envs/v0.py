@@ -67,13 +67,13 @@ class V0Load(BaseModel):
 
 
 def check_v0(env_dir: Path, name: str, tasks: int, shortcuts: bool, ctx: Context,
-             environ: Mapping[str, str]) -> tuple[V0Load | None, ShortcutCheck | None, list[Finding]]:
+             environ: Mapping[str, str], *, yes: bool) -> tuple[V0Load | None, ShortcutCheck | None, list[Finding]]:
     """Import + `load_environment()` in the v0 runtime, then gold answers and degenerate replies through
-    that release's own vf-eval against a loopback policy."""
+    that release's own vf-eval against a loopback policy. The runtime is made only with the person's `yes`."""
     info = Finding(code="verifiers-v0", severity="info", file=str(env_dir), message=v0_message(name),
                    fix=f"checked with {V0_REQUIREMENT} in rlpilot's own runtime for it; {v0_options(name)}")
     try:
-        python = ensure_runtime(env_dir, ctx.workspace, environ, ctx)
+        python = ensure_runtime(env_dir, ctx.workspace, environ, ctx, confirmed=yes)
     except ToolError as error:
         return None, None, [Finding(code=error.code, severity="error", file=str(env_dir), message=error.message,
                                     fix=error.hint)]

@@ -398,7 +398,8 @@ def _v0_plan(args: EvalRunInput, ref: EnvRef, target: Target, stack: StackResult
 
     child = {k: v for k, v in environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
     return Plan("vf-eval-legacy", argv, results=results, environ=child, python=python,
-                prepare=lambda: ensure_runtime(folder, ctx.workspace, environ, ctx))
+                # eval_run is confirmed before it runs (the chat's gate; on the command line, the command itself)
+                prepare=lambda: ensure_runtime(folder, ctx.workspace, environ, ctx, confirmed=True))
 
 
 def _agent_flags(args: EvalRunInput, own: str | None, roles: Roles) -> tuple[list[str], str]:

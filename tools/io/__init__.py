@@ -7,6 +7,10 @@
   confirmed.
 - http.py: every HTTP client for models and the platform, each with connect, idle-read and overall
   deadlines; OpenAI clients are built only there.
+- daemon.py: what rlpilot's own background programs do (detach, their private files, their Unix
+  socket); standard library only, for the schema worker that runs where rlpilot is not installed.
+- supervise.py: the supervisor of a local training run, a program of its own that `process.supervise`
+  starts.
 
 tests/test_doors.py fails any module elsewhere in agent/ or tools/ that does one of these itself.
 """

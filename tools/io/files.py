@@ -199,6 +199,25 @@ def no_link(path: Path) -> None:
                       "through symlinks", "remove the link, or name the file it points to")
 
 
+def own_private_dir(path: Path) -> Path:
+    """The folder `path`, made 0700 whatever the umask if missing, and checked to be a real folder (no
+    link) of this user's that nobody else may open; BadInput `not-private` otherwise. For what other users
+    must not reach at all (a socket that runs what it is sent)."""
+    path = Path(path)
+    try:
+        path.mkdir(mode=PRIVATE_DIR)
+        os.chmod(path, PRIVATE_DIR)  # mkdir's mode is masked by the umask
+    except FileExistsError:
+        pass  # made before, by us or by someone else: checked below either way
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() \
+            or info.st_mode & 0o077:
+        raise BadInput("not-private", f"{path} is not a private folder of yours (owner uid {info.st_uid}, mode "
+                       f"{stat.filemode(info.st_mode)})", f"remove {path} (rlpilot makes it again, 0700), or point "
+                       "rlpilot at another folder")
+    return path
+
+
 def make_dirs(path: Path, *, root: Path | None = None, private: bool = False) -> Path:
     """The folder `path` and its missing parents (inside `root`, links resolved, when one is given); with
     `private`, each folder made here, and `path` itself, is 0700."""
@@ -219,7 +238,9 @@ def make_dirs(path: Path, *, root: Path | None = None, private: bool = False) ->
 
 
 def write_bytes(path: Path, data: bytes, *, root: Path | None = None, private: bool = False) -> Path:
-    """`data` written atomically to `path`, never through a symlink; a file it replaces keeps its mode."""
+    """`data` written atomically to `path`, never through a symlink; a file it replaces keeps its mode.
+    Synced to disk before and after the rename, so a crash or a power cut leaves the old file or the new
+    one, never an empty one."""
     path = confined(Path(path), root)
     make_dirs(path.parent, private=private)
     no_link(path)
@@ -235,12 +256,27 @@ def write_bytes(path: Path, data: bytes, *, root: Path | None = None, private: b
             out.write(data)
             if private or kept is not None:
                 os.fchmod(out.fileno(), PRIVATE_FILE if private else kept)
+            out.flush()
+            os.fsync(out.fileno())
         no_link(path)  # a link put there meanwhile: the rename would replace it, never write through it
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+    _sync_folder(path.parent)
     return path
+
+
+def _sync_folder(folder: Path) -> None:
+    """The rename itself made durable: it lives in the folder's entry."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # platforms without folder handles (Windows) persist the rename anyway
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def write_text(path: Path, text: str, *, root: Path | None = None, private: bool = False) -> Path:

@@ -1,11 +1,11 @@
 """The HTTP door: every client rlpilot speaks to models and the platform with is built here.
 
 Each has three deadlines. `connect`: to open the connection. `idle_read`: the longest silence
-between two reads (httpx's read timeout). `overall`: the whole exchange, body included, however
-the bytes trickle in: a server that drips a byte a second, or streams forever, never trips an idle
-timeout, so the body is read through a guard that ends it at the deadline with httpx's own
-`ReadTimeout`. A caller with a budget of its own (a chat turn) narrows every request made inside
-`within(deadline)` to that budget.
+between two reads (httpx's read timeout). `overall`: the whole exchange, status line, headers and
+body, however the bytes trickle in: a server that drips a byte a second, or streams forever, never
+trips an idle timeout, so every socket operation of the request is given at most the time left
+before the deadline and fails with httpx's own timeout errors past it. A caller with a budget of
+its own (a chat turn) narrows every request made inside `within(deadline)` to that budget.
 """
 
 from __future__ import annotations
@@ -17,10 +17,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import httpcore
 import httpx
 
 # An absolute time.monotonic() no request made in this context may outlive (a turn's budget).
 _BUDGET: contextvars.ContextVar[float] = contextvars.ContextVar("rlpilot_http_budget", default=math.inf)
+# The deadline of the request whose bytes this thread is reading or writing now; set only while it does.
+_SOCKET_BY: contextvars.ContextVar[float] = contextvars.ContextVar("rlpilot_http_socket_by", default=math.inf)
 
 
 @dataclass(frozen=True)
@@ -44,13 +47,80 @@ def within(deadline: float) -> Iterator[None]:
         _BUDGET.reset(token)
 
 
+def _left(timeout: float | None, what: str) -> float | None:
+    """`timeout`, cut to the time left before the current request's deadline (none left: a timeout now)."""
+    by = _SOCKET_BY.get()
+    if by == math.inf:
+        return timeout
+    left = by - time.monotonic()
+    if left <= 0:
+        raise (httpcore.ConnectTimeout if what == "connect" else httpcore.WriteTimeout if what == "write"
+               else httpcore.ReadTimeout)(f"the whole exchange took longer than its deadline ({what})")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream):
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _left(timeout, "read"))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _left(timeout, "write"))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, _left(timeout, "connect")))
+
+    def get_extra_info(self, info: str):
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """Hands out sockets whose every read and write ends by the current request's deadline: the status
+    line and headers are read inside httpcore, where no guard around the body can reach."""
+
+    def __init__(self, inner: httpcore.NetworkBackend):
+        self._inner = inner
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options=None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.connect_tcp(host, port, _left(timeout, "connect"), local_address,
+                                                       socket_options))
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options=None) -> httpcore.NetworkStream:
+        return _DeadlineStream(self._inner.connect_unix_socket(path, _left(timeout, "connect"), socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+@contextlib.contextmanager
+def _held_to(deadline: float) -> Iterator[None]:
+    token = _SOCKET_BY.set(deadline)
+    try:
+        yield
+    finally:
+        _SOCKET_BY.reset(token)
+
+
 class _Guarded(httpx.SyncByteStream):
     def __init__(self, inner: httpx.SyncByteStream, deadline: float, request: httpx.Request):
         self._inner, self._deadline, self._request = inner, deadline, request
 
     def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._inner:
-            if time.monotonic() > self._deadline:
+        chunks = iter(self._inner)
+        while True:
+            with _held_to(self._deadline):  # the body's reads, one chunk at a time (a generator keeps no context)
+                chunk = next(chunks, None)
+            if chunk is None:
+                return
+            if time.monotonic() > self._deadline:  # chunks httpcore had already buffered
                 raise httpx.ReadTimeout("the whole answer took longer than its deadline", request=self._request)
             yield chunk
 
@@ -61,13 +131,17 @@ class _Guarded(httpx.SyncByteStream):
 class _DeadlineTransport(httpx.BaseTransport):
     def __init__(self, overall: float):
         self._inner = httpx.HTTPTransport()
+        # httpx takes no network backend of its own; its pool makes each connection with this one, lazily.
+        pool = self._inner._pool
+        pool._network_backend = _DeadlineBackend(pool._network_backend)
         self._overall = overall
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         deadline = min(time.monotonic() + self._overall, _BUDGET.get())
         if time.monotonic() >= deadline:
             raise httpx.ReadTimeout("no time left for this request", request=request)
-        response = self._inner.handle_request(request)
+        with _held_to(deadline):
+            response = self._inner.handle_request(request)
         assert isinstance(response.stream, httpx.SyncByteStream)
         return httpx.Response(response.status_code, headers=response.headers, extensions=response.extensions,
                               stream=_Guarded(response.stream, deadline, request))
@@ -89,3 +163,16 @@ def openai_client(base_url: str, api_key: str, deadlines: Deadlines):
 
     return openai.OpenAI(base_url=base_url, api_key=api_key, timeout=deadlines.timeout(), max_retries=0,
                          http_client=http_client(deadlines))
+
+
+def loopback_json(url: str, deadlines: Deadlines):
+    """The JSON a server on this machine answers at `url` with status 200 (a local model server saying it
+    is ready), or None while it answers nothing of the kind: not listening yet, an error status, no JSON,
+    or no whole answer by the deadline. No proxy from the environment is asked: the server is on loopback."""
+    with httpx.Client(timeout=deadlines.timeout(), transport=_DeadlineTransport(deadlines.overall),
+                      trust_env=False) as client:
+        try:
+            response = client.get(url)
+            return response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None

@@ -9,6 +9,9 @@ gives a program what it needs to run and none of the person's (no keys, no HOME,
 no saved logins); `person_environment()` is the person's whole environment, for what they run
 themselves or confirmed (a launch, a push, an install they said yes to) and for the CLIs that act
 with their login.
+
+A program that must outlive rlpilot (a local training run, a model server) is started by
+`supervise`, under the supervisor (tools/io/supervise.py), which detaches it and records its end.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import queue
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -26,13 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from tools.errors import BadInput
+from tools.errors import BadInput, ToolError
 from tools.secrets import redactor
 
 # A line callback receives the stream name ("stdout" or "stderr") and the redacted line.
 LineCallback = Callable[[str, str], None]
 
 _GRACE_SECONDS = 3.0
+SUPERVISOR = Path(__file__).with_name("supervise.py")
 
 
 @dataclass
@@ -164,6 +169,20 @@ def run(
         stdout_tail=list(tails["stdout"]),
         stderr_tail=list(tails["stderr"]),
     )
+
+
+def supervise(argv: Sequence[str | os.PathLike[str]], *, cwd: Path, log: Path, exit_file: Path, name: str,
+              env: Mapping[str, str]) -> int:
+    """Start `argv` in `cwd` detached from rlpilot, under the supervisor: its output redacted into `log`,
+    its exit status written to `exit_file` when it ends, `name` on the supervisor's command line. The pid
+    of its process group (`train stop` signals it whole); ToolError `launch-failed` when it did not start."""
+    # -P: the supervisor's own folder (tools/io, with an http.py) must not shadow the standard library.
+    started = run([sys.executable, "-P", SUPERVISOR, "--log", log, "--exit", exit_file, "--cwd", cwd, "--run", name,
+                   "--", *argv], env=env, timeout=30)
+    if not started.ok or not started.stdout.strip().isdigit():
+        raise ToolError("launch-failed", f"{os.fspath(argv[0])} could not be started: {started.last_lines()}",
+                        f"see {log}")
+    return int(started.stdout.strip())
 
 
 def _pump(name: str, stream: IO[str], lines: queue.Queue) -> None:

@@ -1,7 +1,7 @@
 """Local prime-rl runs: preflight, launch as a managed background run, status, logs, stop.
 
 A run is `uv run rl @ CONFIG --output-dir <run folder>/outputs` in the prime-rl checkout,
-started through `supervise.py` so that it survives rlpilot, leads its own process group and
+started through the supervisor (`process.supervise`) so that it survives rlpilot, leads its own process group and
 leaves its exit status behind. prime-rl writes `metrics.jsonl` under its output directory (its
 exact sub-folder changed between releases, so it is searched for).
 """
@@ -11,20 +11,18 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tools import process
 from tools.configs.detect import Installed
 from tools.contract import Context
 from tools.errors import ToolError
 from tools.findings import Finding
 from tools.installed import Package, PrimeRL
-from tools.io import files
+from tools.io import files, process
 from tools.stack import GPU, HOW_TO_GET, StackInput, StackResult, stack_info
 from tools.training import records
 from tools.training.plan import (
@@ -36,7 +34,6 @@ from tools.training.plan import (
     read_plan,
 )
 
-SUPERVISOR = Path(__file__).with_name("supervise.py")
 DRY_RUN_TIMEOUT = 900.0  # the first `uv run` in a checkout installs its environment
 STOP_GRACE_SECONDS = 20.0
 # Rough bytes per parameter: full fine-tuning keeps bf16 weights and grads plus fp32 Adam state
@@ -180,13 +177,8 @@ def _start(plan: LaunchPlan, problems: list[Finding], stack: StackResult, ctx: C
 
 def spawn(argv: list[str], cwd: Path, folder: Path, name: str) -> int:
     """Start `argv` under the supervisor, logging to `folder/output.log`; the pid of its process group."""
-    supervisor = [sys.executable, "-P", SUPERVISOR, "--log", folder / "output.log", "--exit", folder / "exit.json",
-                  "--cwd", cwd, "--run", name, "--", *argv]
-    started = process.run(supervisor, env=child_environment(), timeout=30)
-    if not started.ok or not started.stdout.strip().isdigit():
-        raise ToolError("launch-failed", f"{argv[0]} could not be started: {started.last_lines()}",
-                        f"see {folder / 'output.log'}")
-    return int(started.stdout.strip())
+    return process.supervise(argv, cwd=cwd, log=folder / "output.log", exit_file=folder / "exit.json", name=name,
+                                env=child_environment())
 
 
 # -- following a run -------------------------------------------------------------------------

@@ -9,11 +9,8 @@ against it, and stop the server whatever happened. prime-rl at HEAD saves DCP ch
 
 from __future__ import annotations
 
-import json
 import socket
 import time
-import urllib.error
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Annotated
@@ -24,10 +21,13 @@ from tools import process
 from tools.contract import Arg, Context, ToolResult
 from tools.errors import ToolError
 from tools.evals.run import EvalRunInput, EvalRunResult, eval_run
-from tools.io import files
+from tools.io import files, http
 from tools.stack import StackInput, stack_info
 from tools.training import local
 from tools.workspace import rlpilot_home, search_path, workspace_interpreter
+
+# One readiness probe: a server still loading its weights may hold the connection without answering.
+PROBE_DEADLINES = http.Deadlines(overall=5.0)
 
 
 class CheckpointEvalInput(BaseModel):
@@ -106,19 +106,14 @@ def train_eval(args: CheckpointEvalInput, ctx: Context) -> CheckpointEvalResult:
 
 
 def _wait_ready(base_url: str, pid: int, log: Path, deadline: float, ctx: Context) -> None:
-    # The server is on loopback: a proxy from the environment must not be asked for it.
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     ctx.emit({"type": "log", "line": f"waiting for the server at {base_url} (log: {log})"})
     while time.monotonic() < deadline:
         if not local.group_members(pid):
             tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:]) if log.exists() else ""
             raise ToolError("server-failed", f"the server exited before it answered: {tail}", f"see {log}")
-        try:
-            with opener.open(f"{base_url}/models", timeout=5) as answer:
-                if answer.status == 200 and json.load(answer).get("data") is not None:
-                    return
-        except (urllib.error.URLError, OSError, ValueError):
-            pass
+        answer = http.loopback_json(f"{base_url}/models", PROBE_DEADLINES)
+        if isinstance(answer, dict) and answer.get("data") is not None:
+            return
         time.sleep(1.0)
     raise ToolError("server-not-ready", f"the server did not answer at {base_url} in time", f"see {log}; raise "
                     "--ready-minutes for a large model")

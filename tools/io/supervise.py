@@ -1,23 +1,23 @@
 """The supervisor of a local training run: detaches, runs the command, keeps its log, records its end.
 
-Started as `python -P supervise.py --log LOG --exit EXIT --cwd DIR --run ID -- ARGV...` (the run
-id is there so that its command line names the run). It forks, prints the child's pid and exits,
-so the run outlives rlpilot and is no child of it (nobody has to reap it); the child leads a
-new session, hence its own process group, which `train stop` signals as a whole. The command's
-output is redacted line by line into LOG, and its exit status written to EXIT: after a restart
-rlpilot still knows how the run ended.
+A program of its own, started by `process.supervise` as `python -P supervise.py --log LOG --exit
+EXIT --cwd DIR --run ID -- ARGV...` (the run id is there so that its command line names the run).
+It detaches (tools/io/daemon.py) and prints the child's pid, so the run outlives rlpilot and is no
+child of it (nobody has to reap it); the child leads a new session, hence its own process group,
+which `train stop` signals as a whole. The command's output is redacted line by line into LOG, and
+its exit status written to EXIT: after a restart rlpilot still knows how the run ended.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import subprocess
 import sys
 from datetime import UTC, datetime
 
+from tools.io import daemon
 from tools.secrets import redact
 
 
@@ -29,17 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
 
-    child = os.fork()
-    if child:
-        print(child, flush=True)
-        os._exit(0)
-    os.setsid()
-    log = open(args.log, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - lives as long as the run
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(log.fileno(), 1)
-    os.dup2(log.fileno(), 2)
-
+    daemon.detach(lambda child: child, args.log, append=True)
     try:
         command = subprocess.Popen(argv, cwd=args.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace")
@@ -54,15 +44,13 @@ def main() -> None:
         signal.signal(signum, lambda *_: None)
     assert command.stdout is not None
     for line in command.stdout:
-        log.write(redact(line.rstrip("\n")) + "\n")
+        print(redact(line.rstrip("\n")), flush=True)  # stdout is the log now: each line lands as it comes
     _record_exit(args.exit, command.wait())
 
 
 def _record_exit(path: str, returncode: int) -> None:
-    partial = path + ".tmp"
-    with open(partial, "w", encoding="utf-8") as handle:
-        json.dump({"returncode": returncode, "ended_at": datetime.now(UTC).isoformat(timespec="seconds")}, handle)
-    os.replace(partial, path)
+    daemon.write_private(path, json.dumps({"returncode": returncode,
+                                           "ended_at": datetime.now(UTC).isoformat(timespec="seconds")}))
 
 
 if __name__ == "__main__":
