@@ -85,3 +85,48 @@ def test_loopback_json_answers_what_a_local_server_says_and_asks_no_proxy(monkey
     port = closed.getsockname()[1]
     closed.close()
     assert loopback_json(f"http://127.0.0.1:{port}/v1/models", Deadlines(overall=5.0)) is None
+
+
+@contextmanager
+def forward_proxy() -> Iterator[tuple[str, list[str]]]:
+    """A loopback HTTP proxy that answers every request itself and keeps each request line it was sent."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.requestline)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "11")
+            self.end_headers()
+            self.wfile.write(b'{"via": 1}\n')
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_proxy_the_environment_names_is_used_except_for_no_proxy_and_loopback(monkeypatch) -> None:
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with forward_proxy() as (proxy, seen):
+        monkeypatch.setenv("HTTP_PROXY", proxy)
+        with http_client(Deadlines(overall=5.0)) as client:
+            assert client.get("http://models.example.invalid/v1/models").json() == {"via": 1}
+        assert seen == ["GET http://models.example.invalid/v1/models HTTP/1.1"]
+        with dripping_server(ANSWER, every=0.0) as url, http_client(Deadlines(overall=5.0)) as client:
+            assert client.get(url).json() == {}  # loopback: straight to the server
+        monkeypatch.setenv("NO_PROXY", "example.invalid")
+        with http_client(Deadlines(overall=5.0)) as client, pytest.raises(httpx.ConnectError):
+            client.get("http://models.example.invalid/v1/models")  # direct, and no such host
+        assert len(seen) == 1

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import ipaddress
 import math
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -128,26 +130,55 @@ class _Guarded(httpx.SyncByteStream):
         self._inner.close()
 
 
+def _held_transport(proxy: str | None = None) -> httpx.HTTPTransport:
+    transport = httpx.HTTPTransport(proxy=proxy)
+    # httpx takes no network backend of its own; its pool makes each connection with this one, lazily.
+    pool = transport._pool
+    pool._network_backend = _DeadlineBackend(pool._network_backend)
+    return transport
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class _DeadlineTransport(httpx.BaseTransport):
-    def __init__(self, overall: float):
-        self._inner = httpx.HTTPTransport()
-        # httpx takes no network backend of its own; its pool makes each connection with this one, lazily.
-        pool = self._inner._pool
-        pool._network_backend = _DeadlineBackend(pool._network_backend)
+    """Each request over a deadline-held connection: direct, or through the proxy the environment names
+    for its scheme (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY: read as urllib reads them). httpx reads no proxy
+    from the environment for a client given its own transport, so this one routes; never to loopback."""
+
+    def __init__(self, overall: float, trust_env: bool = True):
         self._overall = overall
+        self._direct = _held_transport()
+        self._proxies = urllib.request.getproxies() if trust_env else {}
+        self._via: dict[str, httpx.HTTPTransport] = {}
+
+    def _route(self, url: httpx.URL) -> httpx.HTTPTransport:
+        proxy = self._proxies.get(url.scheme) or self._proxies.get("all")
+        # A SOCKS proxy needs a package rlpilot does not install: such a request goes direct.
+        if (not proxy or not proxy.startswith(("http://", "https://")) or _is_loopback(url.host)
+                or urllib.request.proxy_bypass_environment(url.host, self._proxies)):
+            return self._direct
+        if proxy not in self._via:
+            self._via[proxy] = _held_transport(proxy)
+        return self._via[proxy]
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         deadline = min(time.monotonic() + self._overall, _BUDGET.get())
         if time.monotonic() >= deadline:
             raise httpx.ReadTimeout("no time left for this request", request=request)
         with _held_to(deadline):
-            response = self._inner.handle_request(request)
+            response = self._route(request.url).handle_request(request)
         assert isinstance(response.stream, httpx.SyncByteStream)
         return httpx.Response(response.status_code, headers=response.headers, extensions=response.extensions,
                               stream=_Guarded(response.stream, deadline, request))
 
     def close(self) -> None:
-        self._inner.close()
+        for transport in (self._direct, *self._via.values()):
+            transport.close()
 
 
 def http_client(deadlines: Deadlines, *, base_url: str = "", headers: dict[str, str] | None = None) -> httpx.Client:
@@ -169,7 +200,7 @@ def loopback_json(url: str, deadlines: Deadlines):
     """The JSON a server on this machine answers at `url` with status 200 (a local model server saying it
     is ready), or None while it answers nothing of the kind: not listening yet, an error status, no JSON,
     or no whole answer by the deadline. No proxy from the environment is asked: the server is on loopback."""
-    with httpx.Client(timeout=deadlines.timeout(), transport=_DeadlineTransport(deadlines.overall),
+    with httpx.Client(timeout=deadlines.timeout(), transport=_DeadlineTransport(deadlines.overall, trust_env=False),
                       trust_env=False) as client:
         try:
             response = client.get(url)
