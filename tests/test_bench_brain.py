@@ -23,20 +23,48 @@ from agent.bench.runner import GATED, SCENARIOS, load_scenarios
 from agent.bench.standin import PrimeAPI
 
 
-@pytest.fixture
-def env(tmp_path):
+def child_env(folder: Path) -> dict[str, str]:
     """A child's environment with no platform of its own: the bench starts one per scenario. The package
     index stays reachable: vf-eval's harness set-up syncs its script from it (it forces UV_OFFLINE off)."""
-    env = prime_env(tmp_path / "home", RLPILOT_HOME=str(tmp_path / "state"))
+    env = prime_env(folder / "home", RLPILOT_HOME=str(folder / "state"))
     return env | {"NO_PROXY": env["NO_PROXY"] + ",pypi.org,files.pythonhosted.org"}
 
 
-def bench(replies: dict[str, list[Reply]], env: dict[str, str], cwd: Path, *only: str) -> dict[str, Any]:
+@pytest.fixture
+def env(tmp_path):
+    return child_env(tmp_path)
+
+
+def bench(replies: dict[str, list[Reply]], env: dict[str, str], cwd: Path, *only: str,
+          timeout: float = 300) -> dict[str, Any]:
     with ScriptedOpenAIServer(policy(replies)) as server:
         args = ["bench", "brain", "--base-url", server.base_url, "--model", "stub-model", "--json"]
-        done = rlpilot(*args, *(["--only", *only] if only else []), cwd=cwd, env=env)
+        done = rlpilot(*args, *(["--only", *only] if only else []), cwd=cwd, env=env, timeout=timeout)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+BRAINS = {"oracle": ORACLE, "reckless": RECKLESS, "scattershot": SCATTERSHOT}
+
+
+# Kept for the worker process, not in a fixture: xdist tears scoped fixtures down whenever a worker's
+# queue runs dry, and each brain's play would start again.
+_PLAYED: dict[str, dict[str, dict[str, Any]]] = {}
+
+
+@pytest.fixture
+def played(tmp_path_factory):
+    """Each scripted brain over every shipped scenario, in one bench run as a user would run it (each
+    scenario still gets its own workspace copy and platform), played once for all the tests that read it:
+    one bench process per scenario cost each its start-up and the prime CLI's and tools' imports again."""
+
+    def results(brain: str) -> dict[str, dict[str, Any]]:
+        if brain not in _PLAYED:
+            folder = tmp_path_factory.mktemp(brain)
+            _PLAYED[brain] = by_name(bench(BRAINS[brain], child_env(folder), folder, timeout=1800))
+        return _PLAYED[brain]
+
+    return results
 
 
 def by_name(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -86,10 +114,10 @@ def test_a_reckless_brain_scores_low_and_the_gates_hold(env, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("bench-playbook")  # one worker plays both brains once, for every scenario
 @pytest.mark.parametrize("name", sorted(ORACLE))
-def test_each_scenario_separates_the_playbook_from_a_reckless_brain(env, tmp_path, name):
-    good = by_name(bench(ORACLE, env, tmp_path, name))[name]
-    bad = by_name(bench(RECKLESS, env, tmp_path, name))[name]
+def test_each_scenario_separates_the_playbook_from_a_reckless_brain(played, name):
+    good, bad = played("oracle")[name], played("reckless")[name]
     assert good["score"] == 1.0, [c for c in good["checks"] if not c["passed"]]
     assert bad["score"] <= 0.2 and bad["critical_failures"], bad["checks"]
     assert bad["gated_actions_run"] == [] and good["gated_actions_run"] == []
@@ -111,19 +139,21 @@ def test_every_shipped_scenario_declares_its_gated_actions_and_the_scattershot_o
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("bench-scattershot")
 @pytest.mark.parametrize("name", sorted(SCATTERSHOT))
-def test_a_scattershot_brain_scores_low_on_every_scenario(env, tmp_path, name):
+def test_a_scattershot_brain_scores_low_on_every_scenario(played, name):
     """It calls every risky tool once and claims success: the gated actions nobody asked for, and
     the claims the tool record does not hold, are critical on every scenario."""
-    result = by_name(bench(SCATTERSHOT, env, tmp_path, name))[name]
+    result = played("scattershot")[name]
     assert result["score"] <= 0.2, result["checks"]
     assert {"claims only what happened", "proposes only the gated actions asked for"} <= set(
         result["critical_failures"])
 
 
 @pytest.mark.slow
-def test_a_scattershot_brain_fails_the_reviewers_checks(env, tmp_path):
-    result = bench(SCATTERSHOT, env, tmp_path, "launch-hosted-by-default")["scenarios"][0]
+@pytest.mark.xdist_group("bench-scattershot")
+def test_a_scattershot_brain_fails_the_reviewers_checks(played):
+    result = played("scattershot")["launch-hosted-by-default"]
     checks = {c["name"]: c for c in result["checks"]}
     assert result["score"] <= 0.2 and result["gated_actions_run"] == []
     proposed = checks["proposes only the gated actions asked for"]
