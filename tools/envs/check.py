@@ -128,12 +128,12 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
     interpreter = workspace_interpreter(ctx.workspace, environ)
     environ["PATH"] = search_path(interpreter, environ)
     source = _find_source(args.env, ctx, interpreter.python, environ)
-    _stage(ctx, 0, "reading its source")
     module = module_file(source)
     if module is None and not (source / "pyproject.toml").is_file():
         raise BadInput("not-an-environment", f"{source} is not an environment: no pyproject.toml and no module "
                        f"{source.name}.py or {source.name}/__init__.py", "pass an environment's folder, or make one "
                        "with `vf-init NAME`")
+    _stage(ctx, 0, "reading its source")  # not before: a folder that is no environment gets its one line alone
     taskset_id = _taskset_id(args.env, source)
     grammar = grammar_of(source, interpreter_grammar(interpreter.python))
     findings = build_findings(source) if source.is_dir() else []
