@@ -39,8 +39,10 @@ def prime_env(home: Path, api: PrimeAPI | None = None, *, logged_in: bool = True
     env["PRIME_DISABLE_VERSION_CHECK"] = "1"
     # Anything that is not loopback goes to a closed port: no test may reach an outside host.
     # uv builds and installs from its cache, which `uv sync` filled (hatchling builds rlpilot too).
+    # verifiers prepares a runtime's uv script with UV_OFFLINE forced off; with uv's default retries each
+    # rollout then spends 7 s failing to reach the index (3 min for one env check of 30 rollouts).
     env.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9", NO_PROXY="127.0.0.1,localhost",
-               UV_OFFLINE="1", UV_CACHE_DIR=_uv_cache())
+               UV_OFFLINE="1", UV_HTTP_RETRIES="0", UV_CACHE_DIR=_uv_cache())
     if api is not None:
         env["PRIME_API_BASE_URL"] = api.url
         if logged_in:
