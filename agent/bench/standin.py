@@ -144,7 +144,8 @@ class PrimeAPI:
             do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # A short poll: shutdown waits for it, once per scenario (the default half second, 34 times a play).
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def __exit__(self, *exc: Any) -> None:

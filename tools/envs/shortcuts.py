@@ -92,7 +92,8 @@ class DegeneratePolicy:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def __enter__(self) -> DegeneratePolicy:
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        # A short poll: shutdown waits for it, and the person waits for shutdown (the default is half a second).
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
