@@ -87,5 +87,6 @@ def test_an_eval_of_a_two_role_environment_runs_with_its_roles_flags(pair_venv, 
     assert "roles: alice, bob (the AgentConfig fields of PairArithEnvConfig)" in preview.render()
     assert "--env.alice.harness.id" in preview.command and "--env.agent.harness.id" not in preview.command
     assert result.ok and result.summary.errored == 0, result.render()
-    # One episode, both seats played it: the first task (0 + 2) is answered right by each.
-    assert len(server.requests) == 2 and result.summary.reward.mean == 1.0
+    # One episode, both seats played it: the first task (0 + 2) is answered right by each, each seat judged apart.
+    assert len(server.requests) == 2
+    assert {role: part.reward.mean for role, part in result.summary.roles.items()} == {"alice": 1.0, "bob": 1.0}

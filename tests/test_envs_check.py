@@ -232,6 +232,22 @@ def test_a_shortcut_is_judged_against_the_floor_and_a_solve(tmp_path, rewards, f
     assert check.tasks == len(rewards) and check.errored == 0
 
 
+def test_a_degenerate_reply_that_pays_one_role_of_a_zero_sum_game_is_a_shortcut(tmp_path):
+    """Two players scored +1 and -1 for the same "yes": averaged per episode it paid 0 and was never flagged."""
+    traces, sent = shortcut_traces(tmp_path / "run", {0: {"yes": 1.0, "echo": 0.0}, 1: {"yes": 1.0, "echo": 0.0}})
+    lines = []
+    for line in traces.read_text().splitlines():
+        record = json.loads(line)
+        winner = record["traces"][0]
+        loser = {**winner, "agent": {**winner["agent"], "name": "player0"},
+                 "rewards": {"correct": {"score": -winner["rewards"]["correct"]["score"], "weight": 1.0}}}
+        record["traces"] = [{**winner, "agent": {**winner["agent"], "name": "player1"}}, loser]
+        lines.append(json.dumps(record))
+    traces.write_text("".join(line + "\n" for line in lines))
+    check, findings = judge(traces, sent)
+    assert {f.message.split()[1]: f.severity for f in findings} == {"yes": "error"}
+
+
 def test_degenerate_rollouts_that_error_are_reported_not_judged(tmp_path):
     traces, sent = shortcut_traces(tmp_path / "run", {0: {"empty": 0.0, "yes": 0.0}})
     with traces.open("a") as handle:

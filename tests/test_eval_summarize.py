@@ -354,3 +354,54 @@ def test_the_bundled_example_run_is_ready(tmp_path):
     s = summarize(REPO / "environments" / "tiny_arith" / "examples" / "smoke-eval")
     assert (s.rollouts, s.examples, s.errored, s.reward.mean, s.verdict) == (18, 6, 0, 0.5, "ready")
     assert (s.env, s.model, s.pass_at_k.k) == ("tiny-arith", "stub-model", 3)
+
+
+def _several_roles(idx: int, scores: dict[str, list[float]], env: str) -> dict:
+    """An episode of verifiers 0.4's multi-role environments: one trace per role and turn, named by the role
+    (kuhn_poker's player0/player1 scored by `payoff`, proposer_solver's proposer and four solvers)."""
+    record = episode(idx, 0.0, env=env)
+    template = record["traces"][0]
+    record["traces"] = [{**template, "id": f"t{idx}-{role}-{n}", "rewards": {"payoff": {"score": score, "weight": 1.0}},
+                         "agent": {**template["agent"], "name": role}}
+                        for role, values in scores.items() for n, score in enumerate(values)]
+    return record
+
+
+def test_rewards_of_several_roles_are_judged_per_role_never_averaged(tmp_path):
+    """kuhn_poker, evaluated for real: player1 won every hand (+1) and player0 lost it (-1). Averaged per
+    episode that was reward 0 everywhere, "too-hard", with advice to check the verifier."""
+    run = tmp_path / "run"
+    run.mkdir()
+    hands = [_several_roles(i, {"player0": [-1.0 if j % 2 else 1.0], "player1": [1.0 if j % 2 else -1.0]},
+                            "kuhn_poker") for i in range(3) for j in range(4)]
+    (run / "traces.jsonl").write_text("".join(json.dumps(e) + "\n" for e in hands))
+    s = summarize(run)
+    assert set(s.roles) == {"player0", "player1"} and s.roles["player0"].rollouts == 12
+    assert (s.roles["player0"].reward.mean, s.roles["player0"].reward.min, s.roles["player0"].reward.max) == \
+        (0.0, -1.0, 1.0)
+    assert s.roles["player1"].zero_variance_fraction == 0.0 and s.roles["player1"].verdict != "too-hard"
+    assert s.verdict == "unjudged" and "2 roles" in s.unjudged_because[0] and s.reward.mean is None
+    assert all(r.action.startswith(("player0: ", "player1: ")) for r in s.recommendations)
+    shown = s.render()
+    assert "role       player0: 12 rollouts" in shown and "reward     mean" not in shown
+    # A proposer scored 0 and four solvers scored 1 are two roles, not one rollout worth 0.8.
+    (run / "traces.jsonl").write_text("".join(
+        json.dumps(_several_roles(i, {"proposer": [0.0], "solver": [1.0] * 4}, "proposer_solver")) + "\n"
+        for i in range(2) for _ in range(2)))
+    split = summarize(run)
+    assert {role: part.reward.mean for role, part in split.roles.items()} == {"proposer": 0.0, "solver": 1.0}
+    assert split.roles["solver"].rollouts == 4  # a role's several traces are one rollout, as best-of-n is
+    # tune takes a reward shape from one distribution: with two it decides nothing and says so.
+    (tmp_path / "rl.toml").write_text('[orchestrator]\nbatch_size = 128\nrollouts_per_example = 8\n'
+                                      '[[orchestrator.env]]\nid = "proposer-solver"\n')
+    tuned = rlpilot("config", "tune", "rl.toml", "--eval", "run", cwd=tmp_path)
+    assert tuned.returncode == 2 and "eval-of-several-roles" in tuned.stderr and "proposer, solver" in tuned.stderr
+
+
+def test_one_role_under_any_name_is_summarized_as_before(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    golfs = [_several_roles(i, {"golfer": [float(j % 2)]}, "code_golf") for i in range(3) for j in range(4)]
+    (run / "traces.jsonl").write_text("".join(json.dumps(e) + "\n" for e in golfs))
+    s = summarize(run)
+    assert s.roles == {} and s.verdict == "ready" and s.reward.mean == 0.5

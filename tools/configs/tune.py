@@ -290,6 +290,11 @@ def _observed(eval_path: Path) -> Any:
     from tools.evals.summarize import summarize_run
 
     observed = summarize_run(read_run(locate(eval_path)))
+    if observed.roles:
+        raise BadInput("eval-of-several-roles", f"{observed.path} scores {len(observed.roles)} roles "
+                       f"({', '.join(observed.roles)}), each with rewards of its own: tune takes the reward shape "
+                       "and filtering from one distribution", "say the reward shape yourself with --reward "
+                       "binary|continuous, and read each role's verdict with `rlpilot eval summarize`")
     if observed.reward.mean is None:
         # No scored rollout means no reward distribution: thresholds from it would be made up.
         raise BadInput("eval-without-rewards", f"{observed.path} has no scored rollout ({observed.rollouts} "

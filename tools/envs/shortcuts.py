@@ -213,7 +213,9 @@ def judge(traces: Path, sent: dict[str, str]) -> tuple[ShortcutCheck, list[Findi
     for rollout in run.rollouts:
         kind = sent.get(replies.get(rollout.line, ""))
         if kind and rollout.reward is not None:
-            rewards.setdefault(rollout.example, {})[kind] = (rollout.reward, rollout.line)
+            best = rewards.setdefault(rollout.example, {}).get(kind)
+            if best is None or rollout.reward > best[0]:  # any role paid for a degenerate reply is a shortcut
+                rewards[rollout.example][kind] = (rollout.reward, rollout.line)
     scores, findings = [], []
     for kind in KINDS:
         got = {task: by_kind[kind] for task, by_kind in rewards.items() if kind in by_kind}

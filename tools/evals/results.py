@@ -88,6 +88,7 @@ class Rollout:
     error: str | None  # "Type: message" of the first error, when it failed
     line: int
     success: float | None = None  # the run's success component (RunData.success_name), when the row has it
+    role: str | None = None  # in an episode of several roles: the role these rewards belong to
 
     @property
     def errored(self) -> bool:
@@ -111,6 +112,11 @@ class RunData:
     # The highest sampling temperature the run records (None: it records none), and where it was read.
     temperature: float | None = None
     temperature_source: str | None = None
+
+    @property
+    def roles(self) -> list[str]:
+        """The roles whose rewards the run keeps apart: none unless its episodes score several."""
+        return sorted({r.role for r in self.rollouts if r.role is not None})
 
     def saw_temperature(self, value: Any, source: str) -> None:
         if _number(value) is not None and (self.temperature is None or float(value) > self.temperature):
@@ -263,7 +269,7 @@ def read_run(files: RunFiles) -> RunData:
     refuse_lfs_pointer(files.results)
     run = RunData(files=files, metadata=_read_metadata(files.metadata))
     _read_sampling(run)
-    extract = _episode_rollout if files.format == "traces" else _legacy_rollout
+    extract = _episode_rollouts if files.format == "traces" else _legacy_rollouts
     rows = _samples(files.results, run) if files.format == "hosted" else records(files.results)
     prompts: list[str | None] = []  # for rows keyed `id`: their prompts, which name the examples
     named = False
@@ -272,12 +278,14 @@ def read_run(files: RunFiles) -> RunData:
             try:
                 if not named:
                     run.success_name = _success_name(record, files.format)
-                rollout = extract(record, number, run.success_name)
-                named = named or rollout.reward is not None  # an errored row shows no components
-                if rollout.reward is not None and not math.isfinite(rollout.reward):
-                    raise BadInput("non-finite-reward", f"{files.results}:{number}: the reward is {rollout.reward}",
-                                   "a reward function returned NaN or infinity; fix it and run the eval again")
-                run.rollouts.append(rollout)
+                extracted = extract(record, number, run.success_name)
+                named = named or any(r.reward is not None for r in extracted)  # an errored row shows none
+                for rollout in extracted:
+                    if rollout.reward is not None and not math.isfinite(rollout.reward):
+                        raise BadInput("non-finite-reward", f"{files.results}:{number}: the reward is "
+                                       f"{rollout.reward}", "a reward function returned NaN or infinity; fix it "
+                                       "and run the eval again")
+                run.rollouts += extracted
                 if files.format != "traces" and "example_id" not in record:
                     prompt = record.get("prompt", record.get("input"))
                     prompts.append(None if prompt is None else json.dumps(prompt, sort_keys=True))
@@ -485,25 +493,34 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def _episode_rollout(episode: dict[str, Any], number: int, success_name: str | None = None) -> Rollout:
+def _episode_rollouts(episode: dict[str, Any], number: int, success_name: str | None = None) -> list[Rollout]:
+    """One rollout per role the episode scores. A role's several traces (best-of-n and the like) make one
+    rollout, their mean reward; the rewards of different roles (two players of a zero-sum game, a proposer
+    and a solver) are never averaged: such a mean belongs to no role and hides what each learns from."""
     task = episode["task"]
     data = task.get("data") or {}
-    example = data.get("idx", task.get("key"))
-    # Several policy traces (best-of-n and the like) make one rollout: their mean reward.
+    example = str(data.get("idx", task.get("key")))
     traces = scored_traces(episode)
-    rewards = [r for r in map(trace_reward, traces) if r is not None]
-    error = None
+    by_role: dict[str | None, list[dict[str, Any]]] = {}
+    for trace in traces:
+        by_role.setdefault(trace.get("agent", {}).get("name"), []).append(trace)
+    if len(by_role) < 2:
+        by_role = {None: traces}
+    failure = None
     if not episode.get("ok", False):
         errors = list(episode.get("errors") or []) + [e for t in episode["traces"] for e in t.get("errors") or []]
-        error = _error_text(errors[0]) if errors else ("timed out" if episode.get("is_timeout") else "not ok")
-    elif not rewards:
-        error = "no reward recorded"
-    reward = sum(rewards) / len(rewards) if rewards and error is None else None
-    success = None
-    if success_name and reward is not None:
-        values = [v for v in (_trace_component(t, success_name) for t in traces) if v is not None]
-        success = sum(values) / len(values) if values else None
-    return Rollout(str(example), reward, error, number, success)
+        failure = _error_text(errors[0]) if errors else ("timed out" if episode.get("is_timeout") else "not ok")
+    rollouts = []
+    for role, role_traces in by_role.items():
+        rewards = [r for r in map(trace_reward, role_traces) if r is not None]
+        error = failure or (None if rewards else "no reward recorded")
+        reward = sum(rewards) / len(rewards) if rewards and error is None else None
+        success = None
+        if success_name and reward is not None:
+            values = [v for v in (_trace_component(t, success_name) for t in role_traces) if v is not None]
+            success = sum(values) / len(values) if values else None
+        rollouts.append(Rollout(example, reward, error, number, success, role))
+    return rollouts
 
 
 def _trace_component(trace: dict[str, Any], name: str) -> float | None:
@@ -511,6 +528,10 @@ def _trace_component(trace: dict[str, Any], name: str) -> float | None:
     if isinstance(scored, dict):
         return _number(scored.get("score"))
     return _number((trace.get("metrics") or {}).get(name))
+
+
+def _legacy_rollouts(row: dict[str, Any], number: int, success_name: str | None = None) -> list[Rollout]:
+    return [_legacy_rollout(row, number, success_name)]  # rows before verifiers 0.4 hold one role
 
 
 def _legacy_rollout(row: dict[str, Any], number: int, success_name: str | None = None) -> Rollout:

@@ -45,6 +45,7 @@ import shlex
 import statistics
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -112,6 +113,21 @@ class Recommendation(BaseModel):
                                                   "its CAPITALIZED placeholders are filled.")
 
 
+class RoleSummary(BaseModel):
+    """One role of a run whose episodes score several roles, judged on its own rollouts."""
+    rollouts: int
+    examples: int
+    errored: int
+    reward: RewardStats
+    reward_kind: RewardKind
+    pass_rate: float | None = None
+    zero_variance_fraction: float | None
+    all_fail_fraction: float | None
+    all_pass_fraction: float | None
+    verdict: Verdict
+    unjudged_because: list[str] = Field(default_factory=list)
+
+
 class EvalSummary(ToolResult):
     path: str = Field(description="The results file that was read.")
     format: Format
@@ -149,6 +165,9 @@ class EvalSummary(ToolResult):
     errors: dict[str, int] = Field(default_factory=dict, description="Error text -> how many rollouts hit it.")
     skipped_lines: int = 0
     warnings: list[str] = Field(default_factory=list)
+    roles: dict[str, RoleSummary] = Field(default_factory=dict, description="Where episodes score several roles "
+                                          "(two players, a proposer and a solver): each role judged on its own. "
+                                          "The run-wide reward and shares are then left empty: they would mix roles.")
 
     def render(self) -> str:
         def num(value: float | None) -> str:
@@ -162,15 +181,22 @@ class EvalSummary(ToolResult):
             *([f"env        {self.env}"] if self.env else []),
             *([f"model      {self.model}"] if self.model else []),
             f"rollouts   {self.rollouts} over {self.examples} examples, {self.errored} errored",
-            f"reward     mean {num(r.mean)}  std {num(r.std)}  min {num(r.min)}  max {num(r.max)}"
-            f"  ({self.reward_kind})",
-            f"scale      {self.reward_scale.description}",
-            f"groups     zero-variance {num(self.zero_variance_fraction)}  all-fail {num(self.all_fail_fraction)}"
-            f"  all-pass {num(self.all_pass_fraction)}{self._group_counts()}",
-            pass_line,
+            *([] if self.roles else [  # several roles: their rewards are shown apart, never mixed
+                f"reward     mean {num(r.mean)}  std {num(r.std)}  min {num(r.min)}  max {num(r.max)}"
+                f"  ({self.reward_kind})",
+                f"scale      {self.reward_scale.description}",
+                f"groups     zero-variance {num(self.zero_variance_fraction)}  all-fail "
+                f"{num(self.all_fail_fraction)}  all-pass {num(self.all_pass_fraction)}{self._group_counts()}",
+                pass_line]),
             f"verdict    {self.verdict}" + (f" ({'; '.join(self.unjudged_because)})" if self.unjudged_because
                                              else ""),
         ]
+        for name, role in self.roles.items():
+            rr = role.reward
+            lines.append(f"role       {name}: {role.rollouts} rollouts, reward mean {num(rr.mean)}  min {num(rr.min)}  "
+                         f"max {num(rr.max)}  ({role.reward_kind}), zero-variance {num(role.zero_variance_fraction)}"
+                         f", verdict {role.verdict}"
+                         + (f" ({'; '.join(role.unjudged_because)})" if role.unjudged_because else ""))
         if self.errors:
             lines.append("errors")
             lines += [f"  {count:>5}  {text}" for text, count in self.errors.items()]
@@ -201,6 +227,35 @@ def eval_summarize(args: SummarizeInput, ctx: Context) -> EvalSummary:
 
 
 def summarize_run(run: RunData) -> EvalSummary:
+    whole = _summarize(run)
+    if len(run.roles) < 2:
+        return whole
+    return _by_role(run, whole)
+
+
+def _by_role(run: RunData, whole: EvalSummary) -> EvalSummary:
+    """A run whose episodes score several roles: each role is judged on its own rollouts. One mean or verdict
+    over all of them would belong to no role (the players of a zero-sum game average to 0 whoever wins)."""
+    parts = {role: _summarize(replace(run, rollouts=[r for r in run.rollouts if r.role == role]))
+             for role in run.roles}
+    whole.roles = {role: RoleSummary(**part.model_dump(include=set(RoleSummary.model_fields)))
+                   for role, part in parts.items()}
+    whole.reward = RewardStats(mean=None, std=None, min=None, max=None)
+    whole.pass_rate = whole.zero_variance_fraction = whole.all_fail_fraction = whole.all_pass_fraction = None
+    whole.pass_at_k = None
+    if whole.verdict != "broken":
+        said = ", ".join(f"{role} {part.verdict}" for role, part in parts.items())
+        whole.verdict = "unjudged"
+        whole.unjudged_because = [f"its rewards belong to {len(parts)} roles ({said}): each is judged on its own "
+                                  "rollouts; a verdict over all of them would belong to none"]
+    whole.recommendations = [rec.model_copy(update={"action": f"{role}: {rec.action}"})
+                             for role, part in parts.items() for rec in part.recommendations]
+    whole.warnings = [*_skip_warnings(run), *(f"{role}: {warning}" for role, part in parts.items()
+                                              for warning in part.warnings if warning not in whole.warnings)]
+    return whole
+
+
+def _summarize(run: RunData) -> EvalSummary:
     rollouts = run.rollouts
     scored = [r for r in rollouts if r.reward is not None]
     values = {r.reward for r in scored}
