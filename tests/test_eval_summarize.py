@@ -259,6 +259,27 @@ def test_more_than_half_errored_is_broken_and_exits_1(tmp_path):
     assert s.reward.mean == 1.0
 
 
+def test_the_same_error_in_another_temp_folder_or_with_another_id_is_counted_once(tmp_path):
+    """openenv_wordle's rollouts each cloned into their own temp folder and failed alike; counted apart,
+    the most common error was any one of them, at 1."""
+    run = tmp_path / "run"
+    run.mkdir()
+    clone = "CalledProcessError: git clone https://huggingface.co/spaces/x into {} failed"
+    lines = [episode(0, None, error=clone.format("/tmp/tmpk3j2_x9a/space")),
+             episode(1, None, error=clone.format("/tmp/tmp8qz0w1rm/space")),
+             episode(2, None, error=clone.format("/private/var/folders/ab/cd12/T/tmpq1/space")),
+             episode(3, None, error="SandboxError: sandbox 3f2a9c1e-77b0-4d2e-9a51-0c6e2b7d8f10 was not ready"),
+             episode(4, None, error="SandboxError: sandbox 9b1d4e7a-1c2f-4e3d-8a9b-7f6e5d4c3b2a was not ready"),
+             episode(5, None, error=clone.format("/home/me/space")),  # not a temp folder: another error
+             episode(6, 1.0)]
+    (run / "traces.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
+    s = summarize(run)
+    assert s.errors == {"ProviderError: " + clone.format("/tmp/tmpk3j2_x9a/space"): 3,
+                        "ProviderError: SandboxError: sandbox 3f2a9c1e-77b0-4d2e-9a51-0c6e2b7d8f10 was not ready": 2,
+                        "ProviderError: " + clone.format("/home/me/space"): 1}
+    assert "3 times" in next(r.action for r in s.recommendations if r.code == "fix-errors")
+
+
 def test_no_rollouts_is_broken(tmp_path):
     run = tmp_path / "run"
     run.mkdir()

@@ -41,6 +41,7 @@ on filtering, 3.4 on group size).
 from __future__ import annotations
 
 import math
+import re
 import shlex
 import statistics
 from collections import Counter
@@ -75,6 +76,10 @@ LARGER_GROUP = PRESETS["complex"][0]
 # The fewest rollouts per example that can show a group's variance with some chance.
 RERUN_ROLLOUTS = 3
 _ZERO = 1e-9
+# What differs between rollouts that failed the same way: a temp folder's random name, a uuid, a long
+# hex id. Errors are counted with these masked, and shown as the first rollout wrote them.
+_PER_ROLLOUT = re.compile(r"(?:(?:/private)?/var/folders/[^/\s]+/[^/\s]+/T|/var/tmp|/tmp)/[^/\s'\"]+"
+                          r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[0-9a-f]{12,}\b")
 _SHOWN_SKIPS = 5
 
 
@@ -292,7 +297,7 @@ def _summarize(run: RunData) -> EvalSummary:
                         min=min(rewards, default=None), max=max(rewards, default=None))
     unjudged = _unjudged_because(run, len(groups), len(judged_groups))
     verdict = _verdict(errored_share, bool(scored), unjudged, all_fail, all_pass, zero_variance)
-    errors = Counter(r.error for r in rollouts if r.error is not None)
+    errors = _counted_errors(rollouts)
     said_groups = verdict == "unjudged" and too_few_groups(len(groups), len(judged_groups))
     summary = EvalSummary(
         path=str(run.files.results),
@@ -347,6 +352,15 @@ def _unjudged_because(run: RunData, scored_groups: int, judged_groups: int) -> l
         reasons.append(f"sampled at temperature 0 ({run.temperature_source}): each example's rollouts are one greedy "
                        "answer repeated; rerun at a temperature above 0 (1.0, as training samples)")
     return reasons
+
+
+def _counted_errors(rollouts: list[Rollout]) -> Counter[str]:
+    """How many rollouts hit each error, the same error with another temp folder or id counted as one."""
+    shown: dict[str, str] = {}
+    counts: Counter[str] = Counter()
+    for error in (r.error for r in rollouts if r.error is not None):
+        counts[shown.setdefault(_PER_ROLLOUT.sub("*", error), error)] += 1
+    return counts
 
 
 def _failure(run: RunData, errors: Counter[str]) -> Failure | None:
