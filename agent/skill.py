@@ -135,7 +135,7 @@ class Checker:
         return Verdict(command, line, status, why, instead if status != "ok" else "")
 
     def _help(self, argv: list[str]) -> tuple[int, str]:
-        from tools import process
+        from tools.io import process
 
         key = tuple(argv)
         if key not in self._helps:

@@ -1,5 +1,5 @@
-"""The doors rule, read from source: which lines of a module write, copy or delete files, start a
-process or build an HTTP or OpenAI client themselves, instead of through tools/io/ (DESIGN.md,
+"""The doors rule, read from source: which lines of a module write, copy or delete files (lock files
+included), start a process or build an HTTP or OpenAI client themselves, instead of through tools/io/ (DESIGN.md,
 "One door per effect"). tests/test_doors.py holds agent/ and tools/ to it.
 """
 
@@ -25,6 +25,7 @@ _MODULE_CALLS = {
     "openai": {"OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI"},
     "urllib.request": {"urlopen", "build_opener", "urlretrieve", "Request"},
     "http.client": {"HTTPConnection", "HTTPSConnection"},
+    "filelock": {"FileLock", "SoftFileLock", "UnixFileLock", "AsyncFileLock"},  # creates its lock file, 0644
 }
 # Modules that exist only to do one of these: importing one at all is the offence.
 _MODULES = {"subprocess", "pty", "requests", "aiohttp", "urllib3"}

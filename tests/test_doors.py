@@ -75,3 +75,9 @@ def test_a_module_breaking_the_rule_fails_the_check(tmp_path: Path) -> None:
     assert breaches(tmp_path) == []  # the door may
     (tmp_path / "agent" / "sneaky.py").write_text("import shutil\n\ndef f(a, b):\n    shutil.copy(a, b)\n")
     assert breaches(tmp_path) == ["agent/sneaky.py:4: calls shutil.copy (use tools/io/)"]
+
+
+def test_a_lock_file_is_made_through_the_door_too() -> None:
+    """filelock creates its lock file 0644 under a umask of 022; files.lock makes it 0600."""
+    source = "from filelock import FileLock\nimport filelock\nFileLock('a.lock')\nfilelock.SoftFileLock('b.lock')\n"
+    assert [o.what for o in offences(source, "m.py")] == ["calls filelock.FileLock", "calls filelock.SoftFileLock"]

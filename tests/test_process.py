@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tools import process
 from tools.errors import BadInput
+from tools.io import process
 from tools.secrets import MASK
 
 _ENV = process.minimal_environment()

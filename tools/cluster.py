@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools import process
+from tools.io import process
 
 SINFO_TIMEOUT = 30.0
 # partition (plain), partition (`*` marks the default), node, GRES, compact state, time limit

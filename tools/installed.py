@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from tools import process
 from tools.eras import Dialect, dialect_for_prime_rl
 from tools.errors import BadInput
+from tools.io import process
 
 
 class Package(BaseModel):

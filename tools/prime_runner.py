@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tools import process
 from tools.contract import Context
 from tools.errors import ToolError
-from tools.process import ProcessResult
+from tools.io import process
+from tools.io.process import ProcessResult
 from tools.workspace import search_path, without_rlpilots_own, workspace_interpreter
 
 PRIME_CONFIG = Path("~/.prime/config.json")

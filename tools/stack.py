@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from tools import cluster, process
+from tools import cluster
 from tools.contract import Arg, Context, ToolResult
 from tools.eras import (
     Dialect,
@@ -23,6 +23,7 @@ from tools.eras import (
 )
 from tools.errors import ToolError
 from tools.installed import Package, PrimeRL, cli_version, find_prime_rl
+from tools.io import process
 from tools.prime_runner import prime_environment, prime_login
 from tools.workspace import Interpreter, workspace_interpreter
 

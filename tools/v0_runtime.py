@@ -23,10 +23,9 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
-from tools import process
 from tools.env_source import Grammar, base_name, module_file, parse
 from tools.errors import ToolError
-from tools.io import files
+from tools.io import files, process
 from tools.workspace import rlpilot_home
 
 V0_REQUIREMENT = "verifiers<0.4"

@@ -93,7 +93,7 @@ def module_origin(python: Path, module: str, environ: Mapping[str, str]) -> Path
 
     Asked of the workspace's interpreter, not rlpilot's: environments are installed there.
     """
-    from tools import process  # process imports the tool contract, which is heavier than this module
+    from tools.io import process  # process imports the tool contract, which is heavier than this module
 
     # The current directory is dropped from the search: console scripts such as vf-eval never see it.
     # Part by part, never importing: find_spec("pkg.env") would run pkg/__init__.py to find env.

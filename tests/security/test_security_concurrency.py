@@ -51,3 +51,25 @@ def test_twenty_pairs_of_concurrent_config_set_lose_no_edit(tmp_path: Path) -> N
         assert (f"max_steps = {steps}" in latest) != (f"temperature = {temperature}" in latest) or busy
     assert lost == []
     assert len(backups_of(config, tmp_path)) == 2 * PAIRS - len(busy)
+
+
+def _config_set(tmp_path: Path, env: dict[str, str], value: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(RLPILOT), "config", "set", "rl.toml", value], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120, preexec_fn=lambda: os.umask(0o022))
+
+
+def test_an_edit_lock_is_0600_under_a_umask_of_022_and_never_taken_through_a_symlink(tmp_path: Path) -> None:
+    (tmp_path / "rl.toml").write_text(CONFIG)
+    env = _quick_env(tmp_path)
+    assert _config_set(tmp_path, env, "max_steps=7").returncode == 0
+    [lock] = (tmp_path / ".rlpilot" / "locks").iterdir()
+    assert oct(lock.stat().st_mode & 0o777) == "0o600"  # filelock's own default would be 0644 here
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    lock.unlink()
+    lock.symlink_to(victim)
+    refused = _config_set(tmp_path, env, "max_steps=8")
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert f"its edit lock {lock} could not be taken" in refused.stderr, refused.stderr
+    assert victim.read_text() == "keep me\n" and "max_steps = 7\n" in (tmp_path / "rl.toml").read_text()

@@ -31,7 +31,7 @@ from tools.eras import (
     variant_for_prime_rl,
 )
 from tools.errors import BadInput
-from tools.files import read_text_bounded
+from tools.io.files import read_text_bounded
 
 # (dialect, weight, test, what it shows): a weight 3 sign belongs to one era only.
 _SIGNS: tuple[tuple[Dialect, int, str, str], ...] = (

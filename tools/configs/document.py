@@ -17,7 +17,7 @@ from typing import Any
 
 from tools.configs.dialects import KEY_TYPES, type_ok
 from tools.errors import BadInput
-from tools.files import read_bytes_bounded
+from tools.io.files import read_bytes_bounded
 
 _SEGMENT = re.compile(r"^([A-Za-z0-9_-]+)((?:\[\d+\])*)$")
 

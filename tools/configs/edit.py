@@ -230,6 +230,10 @@ def locked(path: Path, workspace: Path) -> Iterator[None]:
     except Timeout:
         raise ToolError("config-busy", f"{path} is busy: another rlpilot process has been editing it for "
                         f"{LOCK_WAIT_S:g} s; nothing was written", "try again when that edit has finished") from None
+    except OSError as error:  # the lock file is a symlink, or its folder is not writable
+        raise ToolError("write-failed", f"{path} was not written: its edit lock {lock.lock_file} could not be "
+                        f"taken ({error.strerror or error})", "remove that lock file if it is a link, or fix the "
+                        "folder's permissions, then run the command again") from None
     try:
         yield
     finally:
@@ -240,7 +244,7 @@ def locked(path: Path, workspace: Path) -> Iterator[None]:
 def _lock_of(real: str, home: str) -> FileLock:
     """One lock object per file, so a holder may take it again (set_keys, then write_config)."""
     folder = files.make_dirs(Path(home) / "locks", private=True)
-    return FileLock(folder / f"{hashlib.sha256(real.encode()).hexdigest()[:16]}.lock")
+    return files.lock(folder / f"{hashlib.sha256(real.encode()).hexdigest()[:16]}.lock")
 
 
 def write_config(path: Path, old_text: str, new_text: str, workspace: Path) -> Path:

@@ -22,11 +22,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
+from filelock import Timeout
 
 from tools.errors import BadInput
 from tools.io import daemon, files
-from tools.process import run
+from tools.io.process import run
 
 WORKER = Path(__file__).with_name("schema_worker.py")
 DAEMON = Path(daemon.__file__)  # the worker's helpers: a worker runs the versions it started with
@@ -114,7 +114,7 @@ def _stop(path: Path) -> None:
 
 def _connected(path: Path, python: str, env: dict[str, str]) -> socket.socket:
     try:
-        with FileLock(f"{path}.lock", timeout=START_TIMEOUT_S):  # one starter per schema
+        with files.lock(Path(f"{path}.lock"), timeout=START_TIMEOUT_S):  # one starter per schema
             connection = _connect(path)
             if connection is None:
                 done = run([python, str(WORKER), str(path), str(IDLE_S)], cwd=path.parent, env=env,

@@ -27,7 +27,7 @@ from tools.configs.document import line_of, load
 from tools.eras import Kind
 from tools.findings import Finding
 from tools.io import files
-from tools.process import person_environment, run, which
+from tools.io.process import person_environment, run, which
 
 REPOSITORY = "https://github.com/PrimeIntellect-ai/prime-rl.git"
 INSTALL_TIMEOUT_S = 900.0

@@ -39,8 +39,7 @@ import orjson
 
 from tools.diagnose.series import Clock, Collector, Run, text_number
 from tools.errors import BadInput
-from tools.files import BoundedLines
-from tools.io.files import describe_size
+from tools.io.files import BoundedLines, describe_size
 
 FORMATS = {
     "metrics-jsonl": "metrics JSON lines (prime-rl, Tinker, verl's file logger)",

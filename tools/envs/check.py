@@ -29,7 +29,6 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from tools import process
 from tools.contract import Arg, Context, ToolResult
 from tools.env_refs import local_env_dir, parse_env_ref, shown
 from tools.env_source import Grammar, grammar_of, interpreter_grammar, module_file, parse, project, read_roles
@@ -38,6 +37,7 @@ from tools.envs.shortcuts import ShortcutCheck, check_shortcuts
 from tools.envs.v0 import V0Load, check_v0
 from tools.errors import BadInput
 from tools.findings import Finding, errors, render
+from tools.io import process
 from tools.v0_runtime import detect
 from tools.workspace import module_origin, rlpilot_home, search_path, workspace_interpreter
 

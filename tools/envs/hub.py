@@ -18,12 +18,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from tools import process
 from tools.contract import Arg, Context, ToolResult
 from tools.env_refs import FORMS, EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
 from tools.envs.package import PackageReport, check_package
 from tools.errors import BadInput, ToolError
 from tools.findings import Finding
+from tools.io import process
 from tools.prime_runner import (
     LOGIN_HINT,
     error_lines,

@@ -27,10 +27,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel
 
-from tools import process
 from tools.env_source import base_name, exported_names, module_file, parse
 from tools.envs.build import build_findings
 from tools.findings import Finding, errors
+from tools.io import process
 
 FIRST_V1_VERIFIERS = Version("0.2.0")
 SUGGESTED_REQUIREMENT = "verifiers>=0.4"

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from tools import process
 from tools.contract import Context
 from tools.envs.shortcuts import KINDS, DegeneratePolicy, ShortcutCheck, judge, missing_module, reply_text
 from tools.errors import ToolError
 from tools.findings import Finding
+from tools.io import process
 from tools.v0_runtime import V0_REQUIREMENT, _uv_environ, ensure_runtime, v0_message, v0_options
 from tools.workspace import rlpilot_home
 

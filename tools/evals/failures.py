@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from tools.files import BoundedLines
+from tools.io.files import BoundedLines
 from tools.secrets import redact
 
 Kind = Literal["auth", "quota", "network", "crash"]

@@ -45,7 +45,7 @@ import orjson
 
 from tools.errors import BadInput, ToolError
 from tools.evals.failures import DESCRIBED, read_logs, run_logs
-from tools.files import LINE_LIMIT, BoundedLines, open_regular, read_text_bounded
+from tools.io.files import LINE_LIMIT, BoundedLines, open_regular, read_text_bounded
 
 Format = Literal["traces", "legacy", "hosted"]
 

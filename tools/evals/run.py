@@ -32,7 +32,6 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, Field
 
-from tools import process
 from tools.contract import Arg, Context, ToolResult
 from tools.env_refs import EnvRef, local_env_dir, parse_env_ref, pushed_hub_id
 from tools.env_source import Roles, base_name, exported_names, parse, read_roles
@@ -49,7 +48,7 @@ from tools.evals.results import (
     stream_chunks,
 )
 from tools.evals.summarize import EvalSummary, summarize_run
-from tools.io import files
+from tools.io import files, process
 from tools.prime_runner import cli_args, find_prime, prime_environment, raise_known_failure
 from tools.stack import HOW_TO_GET, StackInput, StackResult, stack_info
 from tools.v0_runtime import V0_REQUIREMENT, detect, ensure_runtime, runtime_dir, v0_message, v0_options

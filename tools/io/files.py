@@ -25,9 +25,12 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from tools.errors import BadInput
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 MiB = 1 << 20
 # Real training configs are a few KiB; the largest in the corpus of published prime-rl configs is
@@ -367,6 +370,14 @@ def private_file(path: Path) -> Path:
     if path.exists() and not _is_link(path):
         os.chmod(path, PRIVATE_FILE)
     return path
+
+
+def lock(path: Path, *, timeout: float = -1) -> FileLock:
+    """An inter-process lock whose file is 0600 whatever the umask. A lock file that is a symlink is
+    refused when taken (filelock opens it with O_NOFOLLOW): an OSError, as for any unwritable lock."""
+    from filelock import FileLock  # edits take locks; a check, which reads only, never loads it
+
+    return FileLock(Path(path), timeout=timeout, mode=PRIVATE_FILE)
 
 
 @contextlib.contextmanager

@@ -32,8 +32,8 @@ from tools.eras import Dialect
 from tools.errors import ToolError
 from tools.findings import Finding
 from tools.io import files
+from tools.io.process import LineCallback, ProcessResult
 from tools.prime_runner import LOGIN_HINT, error_lines, json_output, prime_environment, prime_login, run_prime
-from tools.process import LineCallback, ProcessResult
 from tools.training import records
 from tools.training.offers import Offers, check_offers, read_offers
 from tools.training.plan import LaunchInput, LaunchPlan, LaunchResult, migration_problem, read_plan

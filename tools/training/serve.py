@@ -17,11 +17,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from tools import process
 from tools.contract import Arg, Context, ToolResult
 from tools.errors import ToolError
 from tools.evals.run import EvalRunInput, EvalRunResult, eval_run
-from tools.io import files, http
+from tools.io import files, http, process
 from tools.stack import StackInput, stack_info
 from tools.training import local
 from tools.workspace import rlpilot_home, search_path, workspace_interpreter

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from tools import cluster, process
+from tools import cluster
 from tools.cluster import Cluster, SlurmRequest
 from tools.configs.detect import Installed
 from tools.configs.lint import no_slurm_table
@@ -29,7 +29,7 @@ from tools.contract import Context
 from tools.errors import ToolError
 from tools.findings import Finding
 from tools.installed import cli_version, find_prime_rl
-from tools.io import files
+from tools.io import files, process
 from tools.prime_runner import prime_environment
 from tools.training import records
 from tools.training.local import DRY_RUN_TIMEOUT, checkout_problems, child_environment, run_argv
