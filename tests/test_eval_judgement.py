@@ -130,6 +130,10 @@ FAILED_LOGS = {
     "crash-after-a-retried-429": (["12:00:02 WARNING upstream 429: rate limited, retrying in 2s", *WORKER_CRASH,
                                    "ValueError: BoardGameTaskset is infinite - bound the run with -n"],
                                   "eval-crashed", "ValueError: BoardGameTaskset is infinite"),
+    # NLTK opens its message on the next line, inside a banner: the message is the line after (wordle, offline).
+    "crash-message-on-the-next-line": ([*WORKER_CRASH, "LookupError: ", "*" * 70, "  Resource 'words' not found.",
+                                        "  Searched in:", "    - '/root/nltk_data'", "*" * 70],
+                                       "eval-crashed", "LookupError: Resource 'words' not found."),
     "no-error": ([], "eval-no-results", "running 1x3 rollouts on stub-model"),
 }
 

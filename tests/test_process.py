@@ -107,6 +107,24 @@ def test_exit_code_and_tail_are_kept():
     assert result.stdout_tail == [str(i) for i in range(990, 1000)]
 
 
+# NLTK's LookupError as a program that needs a corpus prints it offline (verifiers' wordle): an empty
+# message line, then the message inside a banner, ending in the list of folders searched.
+_NLTK_MESSAGE = ("\n" + "*" * 70 + "\n  Resource 'words' not found.\n  Please use the NLTK Downloader to "
+                 "obtain the resource:\n\n  >>> import nltk\n  >>> nltk.download('words')\n\n  Searched in:\n"
+                 "    - '/root/nltk_data'\n    - '/usr/share/nltk_data'\n" + "*" * 70 + "\n")
+
+
+def test_what_a_failed_program_said_is_the_exception_it_ended_with_not_its_last_lines():
+    ended = process.run(_python(f"raise LookupError({_NLTK_MESSAGE!r})"), env=_ENV, timeout=30)
+    assert ended.said(3) == ("LookupError: | Resource 'words' not found. | "
+                             "Please use the NLTK Downloader to obtain the resource:")
+    # A traceback it logged and survived did not end it: what it said after did.
+    survived = process.run(_python("import traceback, sys\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n"
+                                   "    traceback.print_exc()\nsys.exit('error: model m not found')"),
+                           env=_ENV, timeout=30)
+    assert survived.said(1) == "error: model m not found"
+
+
 def test_a_missing_program_is_bad_input():
     with pytest.raises(BadInput) as raised:
         process.run(["rlpilot-no-such-program"], env=_ENV, timeout=5)

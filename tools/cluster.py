@@ -71,7 +71,7 @@ def probe(environ: Mapping[str, str]) -> Cluster | None:
         return None
     listing = process.run([sinfo, "-h", "-N", "-o", _SINFO_FORMAT], env=environ, timeout=SINFO_TIMEOUT)
     if not listing.ok:
-        return Cluster(error=listing.last_lines(1) or f"sinfo exited with status {listing.returncode}")
+        return Cluster(error=listing.said(1) or f"sinfo exited with status {listing.returncode}")
     version = process.run([sinfo, "--version"], env=environ, timeout=SINFO_TIMEOUT)
     partitions: dict[str, Partition] = {}
     for row in listing.stdout_tail:

@@ -171,7 +171,7 @@ def _probe_interpreter(interpreter: Interpreter, environ: dict[str, str], torch_
         raise ToolError(
             "interpreter-failed",
             f"the workspace interpreter {interpreter.python} could not report its packages: "
-            f"{outcome.last_lines()}",
+            f"{outcome.said()}",
             "check that this environment works (`python -c pass`), or point VIRTUAL_ENV at another one",
         )
     return json.loads(outcome.stdout_tail[-1])

@@ -120,7 +120,7 @@ def _connected(path: Path, python: str, env: dict[str, str]) -> socket.socket:
                 done = run([python, str(WORKER), str(path), str(IDLE_S)], cwd=path.parent, env=env,
                            timeout=START_TIMEOUT_S)
                 if not done.ok:
-                    raise WorkerError(f"the schema worker did not start: {done.last_lines(3) or done.returncode}")
+                    raise WorkerError(f"the schema worker did not start: {done.said(3) or done.returncode}")
                 connection = _connect(path)
     except Timeout:
         raise WorkerError(f"another rlpilot held {path}.lock for {START_TIMEOUT_S:.0f} s") from None

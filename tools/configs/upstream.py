@@ -94,7 +94,7 @@ def from_ref(ref: str, home: Path) -> Schema | str:
         for argv in install_argv(ref, folder, uv):
             done = run(argv, env=person_environment(), timeout=INSTALL_TIMEOUT_S)
             if not done.ok:
-                return f"could not install prime-rl-configs at {ref}: {done.last_lines(2)}"
+                return f"could not install prime-rl-configs at {ref}: {done.said(2)}"
         files.write_text(folder / "installed", ref + "\n")
         site = next(iter(sorted(folder.glob("venv/lib/python*/site-packages"))), None)
     return Schema(str(python), site or folder, f"prime-rl-configs at {ref}")

@@ -271,7 +271,7 @@ def _validate(vf_validate: str, taskset_id: str, limit: int, ctx: Context,
     results = folder / name / "results.jsonl"
     if not outcome.ok or not results.is_file():
         return None, [Finding(code="validate-error", severity="error",
-                              message=f"vf-validate failed (exit {outcome.returncode}): {outcome.last_lines(3)}",
+                              message=f"vf-validate failed (exit {outcome.returncode}): {outcome.said(3)}",
                               fix="fix what it says; `vf-validate ID --runtime.type subprocess -n 2` reproduces it")]
     rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
     return _judge_validation(rows, results)

@@ -192,7 +192,7 @@ def check_shortcuts(vf_eval: str, taskset_id: str, tasks: int, folder: Path, ctx
     if not outcome.ok or not traces.is_file():
         return None, [Finding(code="shortcut-check-failed", severity="warning",
                               message=f"vf-eval could not score the degenerate replies (exit {outcome.returncode}): "
-                                      f"{outcome.last_lines(3)}",
+                                      f"{outcome.said(3)}",
                               fix="fix what it says; `rlpilot env check ENV --no-shortcuts` skips this check")]
     return judge(traces, policy.sent)
 

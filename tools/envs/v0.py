@@ -82,7 +82,7 @@ def check_v0(env_dir: Path, name: str, tasks: int, shortcuts: bool, ctx: Context
                         timeout=PROBE_TIMEOUT)
     answer = next((json.loads(line) for line in reversed(probe.stdout_tail) if line.startswith("{")), None)
     if not answer or not answer.get("ok"):
-        why = answer["error"] if answer else (probe.last_lines(2) or f"exit {probe.returncode}")
+        why = answer["error"] if answer else (probe.said(2) or f"exit {probe.returncode}")
         missing = missing_module(why)
         fix = (f"list what provides {missing!r} in the environment's dependencies, then run the check again"
                if missing else "fix what it says; it reproduces with "
@@ -130,7 +130,7 @@ def _score_replies(python: Path, name: str, tasks: int, answers: dict[str, str],
         if not outcome.ok or not results:
             return None, [Finding(code="shortcut-check-failed", severity="warning",
                                   message=f"verifiers {V0_REQUIREMENT}'s vf-eval could not score the replies (exit "
-                                          f"{outcome.returncode}): {outcome.last_lines(3)}",
+                                          f"{outcome.returncode}): {outcome.said(3)}",
                                   fix="fix what it says; `rlpilot env check ENV --no-shortcuts` skips this check")]
         return judge(results[-1], policy.sent)
 

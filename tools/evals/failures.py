@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from tools.io.files import BoundedLines
 from tools.secrets import redact
+from tools.tracebacks import TRACEBACK, is_exception_line, is_frame, opens_empty
 
 Kind = Literal["auth", "quota", "network", "crash"]
 
@@ -57,9 +58,6 @@ _ACTIONS: dict[Kind, str] = {
 }
 DESCRIBED: dict[Kind, str] = {"auth": "an authentication failure", "quota": "a quota or balance failure",
                               "network": "a connection failure", "crash": "a crash"}
-_TRACEBACK = "Traceback (most recent call last)"
-# An exception's own line closes a traceback: `Name: message`, or a bare dotted name (`KeyboardInterrupt`).
-_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)\b.*")
 _SHOWN = 300  # characters of a log line quoted back
 _TAIL = 3
 
@@ -115,14 +113,17 @@ def read_logs(files: list[Path]) -> LogReading:
         fatal: Failure | None = None
         named: Failure | None = None
         in_traceback = False
+        opening: tuple[str, str] | None = None  # an exception line whose message starts on the next line
         with BoundedLines(path, text=True) as lines:
             for number, raw in enumerate(lines, 1):
                 line, where = raw.rstrip("\n"), f"{path}:{number}"
-                if _TRACEBACK in line:
+                if opening and not is_frame(line):
+                    fatal, opening = _fatal(f"{opening[0].strip()} {line.strip()}", opening[1]), None
+                if TRACEBACK in line:
                     in_traceback = True
-                elif in_traceback and not line[:1].isspace() and _EXCEPTION_LINE.match(line):
-                    fatal = explain(line, where) or Failure(kind="crash", text=_quote(line), where=where,
-                                                            action=_ACTIONS["crash"])
+                elif in_traceback and is_exception_line(line):
+                    fatal = _fatal(line, where)
+                    opening = (line, where) if opens_empty(line) else None
                     in_traceback = False
                     continue
                 named = explain(line, where) or named
@@ -131,6 +132,10 @@ def read_logs(files: list[Path]) -> LogReading:
         if fatal or named:
             return LogReading(files=[str(f) for f in files], failure=fatal or named)
     return LogReading(files=[str(f) for f in files], failure=None, tail=tail)
+
+
+def _fatal(line: str, where: str) -> Failure:
+    return explain(line, where) or Failure(kind="crash", text=_quote(line), where=where, action=_ACTIONS["crash"])
 
 
 def _quote(line: str) -> str:

@@ -287,7 +287,7 @@ def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
         if plan.form == "prime-hosted":
             return result
         raise ToolError("no-results", f"the eval exited 0 but wrote no results file ({plan.run_dir or OUTPUT_DIR})",
-                        f"look at its log: {outcome.last_lines()}")
+                        f"look at its log: {outcome.said()}")
     result.run_dir = str(plan.run_dir or results.parent)
     result.summary = summarize_run(read_run(locate(results)))
     if result.summary.rollouts and result.summary.errored == result.summary.rollouts:
@@ -604,7 +604,7 @@ def _raise_failure(outcome: process.ProcessResult, text: list[str], result: Eval
         if marker in joined:
             raise ToolError(code, message + where, hint)
     raise ToolError("eval-failed", f"the eval exited with status {outcome.returncode}{where}: "
-                    f"{outcome.last_lines(3)}", "fix what the message says and run it again")
+                    f"{outcome.said(3)}", "fix what the message says and run it again")
 
 
 def _read_hosted_ids(result: EvalRunResult, text: list[str]) -> None:

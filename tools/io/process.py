@@ -32,6 +32,7 @@ from typing import IO
 
 from tools.errors import BadInput, ToolError
 from tools.secrets import redactor
+from tools.tracebacks import is_frame, raised
 
 # A line callback receives the stream name ("stdout" or "stderr") and the redacted line.
 LineCallback = Callable[[str, str], None]
@@ -61,9 +62,12 @@ class ProcessResult:
     def stderr(self) -> str:
         return "\n".join(self.stderr_tail)
 
-    def last_lines(self, count: int = 5) -> str:
-        lines = (self.stderr_tail or self.stdout_tail)[-count:]
-        return " | ".join(line.strip() for line in lines if line.strip())
+    def said(self, count: int = 5) -> str:
+        """What the program said last, as one line: the exception it raised, where it ended in a
+        traceback (tools/tracebacks.py), else its last `count` lines that say something."""
+        lines = self.stderr_tail or self.stdout_tail
+        shown = raised(lines, count) or [line for line in lines if not is_frame(line)][-count:]
+        return " | ".join(line.strip() for line in shown)
 
 
 # What a program needs to run at all: where programs are, the locale, the time zone, a temp folder.
@@ -180,7 +184,7 @@ def supervise(argv: Sequence[str | os.PathLike[str]], *, cwd: Path, log: Path, e
     started = run([sys.executable, "-P", SUPERVISOR, "--log", log, "--exit", exit_file, "--cwd", cwd, "--run", name,
                    "--", *argv], env=env, timeout=30)
     if not started.ok or not started.stdout.strip().isdigit():
-        raise ToolError("launch-failed", f"{os.fspath(argv[0])} could not be started: {started.last_lines()}",
+        raise ToolError("launch-failed", f"{os.fspath(argv[0])} could not be started: {started.said()}",
                         f"see {log}")
     return int(started.stdout.strip())
 

@@ -99,7 +99,7 @@ def _dry_run(plan: LaunchPlan, stack: StackResult, config: Path) -> list[Finding
         plan.validation = "passed `uv run rl @ CONFIG --dry-run`"
         return []
     return [Finding(severity="error", code="dry-run-failed", message=f"`uv run rl @ {config.name} --dry-run` failed: "
-                    f"{dry.last_lines()}", fix="fix the config where prime-rl says; "
+                    f"{dry.said()}", fix="fix the config where prime-rl says; "
                     f"`rlpilot config check {config}` explains most errors")]
 
 

@@ -188,7 +188,7 @@ def _request_problems(request: SlurmRequest, environ: Mapping[str, str], with_ti
     tried = process.run(argv, env=environ, timeout=SLURM_TIMEOUT)
     if tried.ok:
         return []
-    said = tried.last_lines(2).replace("sbatch: error: ", "")
+    said = tried.said(2).replace("sbatch: error: ", "")
     if "account" in said.lower():
         return [Finding(severity="error", code="slurm-account-rejected", key="slurm.account",
                         message=f"the cluster refuses account {request.account or '(none given)'}: {said}",
@@ -241,7 +241,7 @@ def _render(uv: str, config: Path, checkout: Path) -> tuple[str | None, Finding 
         scripts = sorted(Path(scratch).glob("**/*.sbatch"), key=lambda p: p.stat().st_mtime)
         if dry.ok and scripts:
             return scripts[-1].read_text(errors="replace").replace(scratch, SCRIPT_PLACEHOLDER), None
-    said = dry.last_lines() if not dry.ok else "it wrote no .sbatch script"
+    said = dry.said() if not dry.ok else "it wrote no .sbatch script"
     return None, Finding(severity="error", code="dry-run-failed", message=f"`uv run rl @ {config.name} --dry-run` "
                          f"failed: {said}", fix=f"fix the config where prime-rl says; `rlpilot config check {config}` "
                                                 "explains most errors")
@@ -261,7 +261,7 @@ def _submit(config: str, request: SlurmRequest, uv: str, checkout: Path, ctx: Co
     job = SUBMITTED.search(submitted.stdout + "\n" + submitted.stderr)
     if not submitted.ok or not job:
         raise ToolError("submit-failed", f"`uv run rl @ {Path(config).name}` did not submit a job: "
-                        f"{submitted.last_lines()}", f"see {folder / 'submit.log'}")
+                        f"{submitted.said()}", f"see {folder / 'submit.log'}")
     scripts = sorted(output.glob("**/*.sbatch"))
     request.script = scripts[-1].read_text(errors="replace") if scripts else request.script
     return records.RunRecord(id=run_id, target="slurm", config=config, started_at=records.now(), argv=argv,
@@ -359,7 +359,7 @@ def stop(record: records.RunRecord, workspace: Path) -> JobState:
         return current
     cancelled = process.run([scancel, record.job_id], env=process.person_environment(), timeout=SLURM_TIMEOUT)
     if not cancelled.ok:
-        raise ToolError("stop-failed", f"scancel {record.job_id} failed: {cancelled.last_lines()}",
+        raise ToolError("stop-failed", f"scancel {record.job_id} failed: {cancelled.said()}",
                         f"try `scancel {record.job_id}` yourself")
     record.stopped_at = records.now()
     records.save(workspace, record)
