@@ -280,6 +280,27 @@ def test_the_same_error_in_another_temp_folder_or_with_another_id_is_counted_onc
     assert "3 times" in next(r.action for r in s.recommendations if r.code == "fix-errors")
 
 
+@pytest.mark.parametrize("first, second, one", [
+    ("parser <vf.XMLParser object at 0x7f3a1c2b4d90> got None", "parser <vf.XMLParser object at 0x7f3a1c2b5e10> "
+     "got None", True),
+    ("sandbox 3F2A9C1E-77B0-4D2E-9A51-0C6E2B7D8F10 not ready", "sandbox 9B1D4E7A-1C2F-4E3D-8A9B-7F6E5D4C3B2A not ready",
+     True),
+    ("request req_3f2a9c1e77b04d2e failed", "request req_9b1d4e7a1c2f4e3d failed", True),
+    ("clone into /tmp/user/1000/tmpk3j2_x9a/space failed", "clone into /tmp/user/1000/tmp8qz0w1rm/space failed", True),
+    # Not per-rollout noise: different files, different folders that merely hold "tmp", different numbers.
+    ("No such file: '/tmp/words.txt'", "No such file: '/tmp/answers.json'", False),
+    ("cannot write /home/me/tmp/run1/out.json", "cannot write /home/me/tmp/run2/out.json", False),
+    ("prompt 173342000012 has 40000 tokens", "prompt 173342000099 has 40000 tokens", False),
+    ("not ready after 300.41s", "not ready after 301.07s", False),
+])
+def test_only_per_rollout_noise_makes_two_errors_one(tmp_path, first, second, one):
+    run = tmp_path / "run"
+    run.mkdir()
+    lines = [episode(0, None, error=first), episode(1, None, error=second), episode(2, 1.0)]
+    (run / "traces.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
+    assert len(summarize(run).errors) == (1 if one else 2)
+
+
 def test_no_rollouts_is_broken(tmp_path):
     run = tmp_path / "run"
     run.mkdir()

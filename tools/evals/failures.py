@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from tools.io.files import BoundedLines
 from tools.secrets import redact
-from tools.tracebacks import TRACEBACK, is_exception_line, is_frame, opens_empty
+from tools.tracebacks import continues_message, exception_text, is_frame, opens_empty, starts_traceback
 
 Kind = Literal["auth", "quota", "network", "crash"]
 
@@ -113,17 +113,22 @@ def read_logs(files: list[Path]) -> LogReading:
         fatal: Failure | None = None
         named: Failure | None = None
         in_traceback = False
-        opening: tuple[str, str] | None = None  # an exception line whose message starts on the next line
+        opening: tuple[str, str] | None = None  # an exception whose message starts on the next line
+        previous = ""
         with BoundedLines(path, text=True) as lines:
             for number, raw in enumerate(lines, 1):
                 line, where = raw.rstrip("\n"), f"{path}:{number}"
-                if opening and not is_frame(line):
-                    fatal, opening = _fatal(f"{opening[0].strip()} {line.strip()}", opening[1]), None
-                if TRACEBACK in line:
+                if opening and continues_message(line):
+                    fatal, opening = _fatal(f"{opening[0]} {line.strip()}", opening[1]), None
+                elif opening and not is_frame(line):
+                    opening = None
+                begins, previous = starts_traceback(line, previous), line
+                said = exception_text(line) if in_traceback else None
+                if begins:
                     in_traceback = True
-                elif in_traceback and is_exception_line(line):
-                    fatal = _fatal(line, where)
-                    opening = (line, where) if opens_empty(line) else None
+                elif said is not None:
+                    fatal = _fatal(said, where)
+                    opening = (said, where) if opens_empty(said) else None
                     in_traceback = False
                     continue
                 named = explain(line, where) or named

@@ -76,10 +76,15 @@ LARGER_GROUP = PRESETS["complex"][0]
 # The fewest rollouts per example that can show a group's variance with some chance.
 RERUN_ROLLOUTS = 3
 _ZERO = 1e-9
-# What differs between rollouts that failed the same way: a temp folder's random name, a uuid, a long
-# hex id. Errors are counted with these masked, and shown as the first rollout wrote them.
-_PER_ROLLOUT = re.compile(r"(?:(?:/private)?/var/folders/[^/\s]+/[^/\s]+/T|/var/tmp|/tmp)/[^/\s'\"]+"
-                          r"|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[0-9a-f]{12,}\b")
+# What differs between rollouts that failed the same way: the random folder a temp path starts with
+# (a file named in the temp folder itself is kept: /tmp/words.txt is not /tmp/answers.json), an
+# object's address, a uuid, a hex id with letters and digits. Errors are counted with these masked,
+# and shown as the first rollout wrote them; numbers and paths elsewhere are kept, they may matter.
+_PER_ROLLOUT = re.compile(r"(?<![\w./-])(?:(?:/private)?/var/folders/[^/\s]+/[^/\s]+/T|/var/tmp|/tmp(?:/user/\d+)?)"
+                          r"/[^/\s'\"]+(?=/)"
+                          r"|(?<![0-9A-Za-z])0x[0-9a-f]+"
+                          r"|(?i:\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b)"
+                          r"|(?<![0-9A-Za-z])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{12,}(?![0-9A-Za-z])")
 _SHOWN_SKIPS = 5
 
 
