@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from tools.io.files import BoundedLines
 from tools.secrets import redact
-from tools.tracebacks import continues_message, exception_text, is_frame, opens_empty, starts_traceback
+from tools.tracebacks import Reader
 
 Kind = Literal["auth", "quota", "network", "crash"]
 
@@ -110,37 +110,24 @@ def read_logs(files: list[Path]) -> LogReading:
     (a retried 429 before a crash did not stop it); with neither, the newest log's last lines."""
     tail: list[str] = []
     for path in files:
-        fatal: Failure | None = None
         named: Failure | None = None
-        in_traceback = False
-        opening: tuple[str, str] | None = None  # an exception whose message starts on the next line
-        previous = ""
+        reader = Reader()
         with BoundedLines(path, text=True) as lines:
             for number, raw in enumerate(lines, 1):
                 line, where = raw.rstrip("\n"), f"{path}:{number}"
-                if opening and continues_message(line):
-                    fatal, opening = _fatal(f"{opening[0]} {line.strip()}", opening[1]), None
-                elif opening and not is_frame(line):
-                    opening = None
-                begins, previous = starts_traceback(line, previous), line
-                said = exception_text(line) if in_traceback else None
-                if begins:
-                    in_traceback = True
-                elif said is not None:
-                    fatal = _fatal(said, where)
-                    opening = (said, where) if opens_empty(said) else None
-                    in_traceback = False
+                if reader.feed(line):
                     continue
                 named = explain(line, where) or named
                 if path == files[0] and line.strip():
                     tail = [*tail[-(_TAIL - 1):], _quote(line)]
+        fatal: Failure | None = None
+        if reader.last is not None:
+            text, where = " ".join([reader.last.text, *reader.last.message[:1]]), f"{path}:{reader.last.number}"
+            fatal = explain(text, where) or Failure(kind="crash", text=_quote(text), where=where,
+                                                    action=_ACTIONS["crash"])
         if fatal or named:
             return LogReading(files=[str(f) for f in files], failure=fatal or named)
     return LogReading(files=[str(f) for f in files], failure=None, tail=tail)
-
-
-def _fatal(line: str, where: str) -> Failure:
-    return explain(line, where) or Failure(kind="crash", text=_quote(line), where=where, action=_ACTIONS["crash"])
 
 
 def _quote(line: str) -> str:
