@@ -125,6 +125,13 @@ def test_what_a_failed_program_said_is_the_exception_it_ended_with_not_its_last_
     assert survived.said(1) == "error: model m not found"
 
 
+def test_redacting_a_long_line_keeps_the_deadline():
+    """Each line is redacted in the loop that keeps the deadline: a key-word shape that backtracked
+    from every part of `token a-a-a-...` held a 2 s run for 14 s on a 30 KB line."""
+    result = process.run(_python("print('token ' + 'a-' * 15000)"), env=_ENV, timeout=2)
+    assert result.ok and result.seconds < 2
+
+
 def test_a_missing_program_is_bad_input():
     with pytest.raises(BadInput) as raised:
         process.run(["rlpilot-no-such-program"], env=_ENV, timeout=5)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,12 @@ LOGS = {
                       "auth", "openai.AuthenticationError: Error code: 401 - invalid_api_key"),
     "a finalizer's error after": ([*TB, "KeyError: 'reward_model'", "Exception ignored in: <function T.__del__>", *TB,
                                    "RuntimeError: Event loop is closed"], "crash", "KeyError: 'reward_model'"),
+    # A bare Exception ends a traceback too: else the retried 429 before it named the run "out of quota".
+    "a bare Exception after a retried 429": (["12:00:02 WARNING upstream 429: rate limited, retrying in 2s", *TB,
+                                              "Exception: reward function returned None"],
+                                             "crash", "Exception: reward function returned None"),
+    "Ray's task error, naming its cause": ([*TB, "ray.exceptions.RayTaskError(ValueError): ray::score() (pid=7)"],
+                                           "crash", "ray.exceptions.RayTaskError(ValueError): ray::score() (pid=7)"),
 }
 
 
@@ -74,3 +81,16 @@ def test_an_eval_log_is_told_by_the_exception_that_ended_it(tmp_path: Path, shap
     log.write_text("\n".join(lines) + "\n")
     failure = read_logs([log]).failure
     assert failure is not None and (failure.kind, failure.text) == (kind, text)
+
+
+def test_a_line_of_bars_costs_no_memory_past_itself() -> None:
+    """An exception group's bars are taken off each line; a 4 MB line of them held 350 MiB of the
+    regex engine's backtracking state, and a log line may be 64 MiB."""
+    line = " |" * 2_000_000
+    tracemalloc.start()
+    try:
+        process.ProcessResult(argv=["x"], returncode=1, timed_out=False, seconds=0.0, stderr_tail=[line]).said()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * len(line)

@@ -61,7 +61,8 @@ _SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
         (("://",), r"(://[^\s:/@]+:)[^\s/@]+(?=@)"),  # the password in a URL, however short
         # the name is a word of its own or its last part after `_`/`-` (MY_TOKEN, api-key), never the tail of
         # another word (tiktoken); `==` compares (a package pin), it does not assign
-        (_KEY_WORDS, r"(?i:((?<![a-z0-9])(?:[a-z0-9]+[_-])*(?:api[_-]?key|token|secret|password|passwd)[\"']?\s*"
+        # at most 8 parts before it: unbounded, `token a-a-a-...` backtracked from every part, 9 s for 20 KB
+        (_KEY_WORDS, r"(?i:((?<![a-z0-9])(?:[a-z0-9]+[_-]){0,8}(?:api[_-]?key|token|secret|password|passwd)[\"']?\s*"
                      r"(?:=(?!=)|:)\s*[\"']?))[^\s\"',}]{6,}"),
         (("--",), r"(?i:(--(?:api-key|token|secret|password)[= ]))\S+"),
     ))

@@ -73,3 +73,14 @@ def test_an_edit_lock_is_0600_under_a_umask_of_022_and_never_taken_through_a_sym
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert f"its edit lock {lock} could not be taken" in refused.stderr, refused.stderr
     assert victim.read_text() == "keep me\n" and "max_steps = 7\n" in (tmp_path / "rl.toml").read_text()
+
+
+def test_a_locks_folder_that_cannot_be_made_is_a_one_line_refusal(tmp_path: Path) -> None:
+    """Where the locks folder should be, a file (or another user's folder): one line, nothing written."""
+    (tmp_path / "rl.toml").write_text(CONFIG)
+    (tmp_path / ".rlpilot").mkdir()
+    (tmp_path / ".rlpilot" / "locks").write_text("")
+    refused = _config_set(tmp_path, _quick_env(tmp_path), "max_steps=8")
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert f"its edit lock {tmp_path / '.rlpilot' / 'locks'} could not be taken" in refused.stderr, refused.stderr
+    assert (tmp_path / "rl.toml").read_text() == CONFIG

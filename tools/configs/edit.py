@@ -224,15 +224,16 @@ LOCK_WAIT_S = 15.0
 @contextmanager
 def locked(path: Path, workspace: Path) -> Iterator[None]:
     """Hold `path`'s edit lock; ToolError `config-busy` when another edit keeps it past LOCK_WAIT_S."""
-    lock = _lock_of(str(files.real_path(path)), str(rlpilot_home(workspace)))
+    real, home = str(files.real_path(path)), str(rlpilot_home(workspace))
     try:
+        lock = _lock_of(real, home)  # makes the locks folder, which may be another user's
         lock.acquire(timeout=LOCK_WAIT_S)
     except Timeout:
         raise ToolError("config-busy", f"{path} is busy: another rlpilot process has been editing it for "
                         f"{LOCK_WAIT_S:g} s; nothing was written", "try again when that edit has finished") from None
     except OSError as error:  # the lock file is a symlink, or its folder is not writable
-        raise ToolError("write-failed", f"{path} was not written: its edit lock {lock.lock_file} could not be "
-                        f"taken ({error.strerror or error})", "remove that lock file if it is a link, or fix the "
+        raise ToolError("write-failed", f"{path} was not written: its edit lock {error.filename or home} could not "
+                        f"be taken ({error.strerror or error})", "remove that lock file if it is a link, or fix the "
                         "folder's permissions, then run the command again") from None
     try:
         yield
