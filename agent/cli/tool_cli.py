@@ -19,17 +19,17 @@ import tomllib
 import types
 import typing
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as RichProgress
+from typing import TYPE_CHECKING, Any
 
 from agent.chat.outcome import os_error
 from tools.catalog import ToolEntry
 from tools.framework.contract import Context, Event, Tool, arg_of, load
 from tools.framework.errors import BadInput, ToolError, json_error
 from tools.text.secrets import redact
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress as RichProgress
 
 
 class _Parser(argparse.ArgumentParser):
@@ -91,7 +91,7 @@ def run_command(entry: ToolEntry, argv: list[str]) -> int:
     name = f"rlpilot {' '.join(entry.command)}"
     # Known before parsing, so that a usage error is a JSON document too.
     as_json = "--json" in argv
-    progress = _Progress(Console(stderr=True, highlight=False) if sys.stderr.isatty() and not as_json else None)
+    progress = _Progress(_terminal() if sys.stderr.isatty() and not as_json else None)
     ctx = Context(workspace=Path.cwd(), emit=progress)
     usage = io.StringIO()
     try:
@@ -120,6 +120,14 @@ def run_command(entry: ToolEntry, argv: list[str]) -> int:
                                             "a config nests a few tables deep: check that file"), as_json)
     print(redact(result.model_dump_json(indent=2) if as_json else result.render()))
     return result.exit_code()
+
+
+def _terminal() -> Console:
+    # rich is imported only for a terminal: a pipe or a log (scripts, CI, the benches) gets plain lines and
+    # does not pay rich's import, a tenth of a quick command's time.
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
 
 
 def _report_error(name: str, error: ToolError, as_json: bool) -> int:
@@ -194,6 +202,9 @@ class _Progress:
                 self._line(f"  {event.get('label', 'progress')}: {event.get('done')}/{event.get('total') or '?'}")
                 return
             if self.bar is None:
+                from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+                from rich.progress import Progress as RichProgress
+
                 self.bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                                         MofNCompleteColumn(), TimeElapsedColumn(), console=self.console)
                 self.bar.add_task("", total=None)

@@ -64,6 +64,9 @@ def find_launch(path: Path) -> Launch | None:
         if path.name not in text:
             continue
         for number, line in _commands(text):
+            # Only a line with the name (an escape aside) can name the file: shlex is slow on long prose.
+            if path.name not in line.replace("\\", ""):
+                continue
             found = _launch_in(line, path, file.parent, root)
             if found:
                 program, kind, base = found
