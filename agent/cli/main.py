@@ -6,7 +6,6 @@ and the agent's own); a tool's module (and pydantic) is imported only once its s
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from pathlib import Path
@@ -85,6 +84,8 @@ def _unknown(argv: list[str], group: list) -> int:
         typed, known = " ".join(argv[:2]), [" ".join(e.command) for e in group]
     else:
         typed, known = argv[0], [*COMMANDS, *dict.fromkeys(e.command[0] for e in CATALOG)]
+    import difflib  # only for a word that is unknown: most runs never need it
+
     close = difflib.get_close_matches(typed, known, n=1, cutoff=0.6)
     hint = f"did you mean `rlpilot {close[0]}`?" if close else "run `rlpilot --help` for the list"
     print(f"rlpilot: unknown command {typed!r}; {hint}\n{USAGE}", file=sys.stderr)

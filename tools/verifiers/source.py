@@ -20,8 +20,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 from tools.io import process
 
 _NEWEST_MINOR = 20  # requires-python floors are looked for among 3.0 .. 3.20
@@ -89,6 +87,10 @@ def grammar_of(source: Path, fallback: Grammar | None = None) -> Grammar:
         if not (candidate / "pyproject.toml").is_file():
             continue
         text = project(candidate).get("requires-python")
+        # packaging is imported here, not above: config check imports this module and never reads a grammar,
+        # and packaging's regexes are a tenth of that command's start-up.
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
         try:
             spec = SpecifierSet(text) if isinstance(text, str) else None
         except InvalidSpecifier:

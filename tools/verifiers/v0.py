@@ -37,9 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import Version
-
 from tools.framework.eras import Dialect, dialect_for_prime_rl
 from tools.framework.errors import ToolError
 from tools.framework.findings import Finding
@@ -130,6 +127,9 @@ def _requirement_below_v1(pyproject: Path) -> str | None:
         dependencies = tomllib.loads(pyproject.read_text()).get("project", {}).get("dependencies", [])
     except (OSError, tomllib.TOMLDecodeError):
         return None
+    from packaging.requirements import InvalidRequirement, Requirement  # as in source.grammar_of: start-up
+    from packaging.version import Version
+
     for text in dependencies:
         try:
             requirement = Requirement(text)

@@ -4,7 +4,6 @@ expects (`outdated_findings`)."""
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -257,6 +256,8 @@ def _unknown(view: ConfigView, path: str, shown: str, known: frozenset[str], arr
     if knob and knob != path:
         return UNKNOWN_KEY.finding(shown, f"{shown} is not a key of {section} of a {view.dialect} {what}; "
                                    f"did you mean `{knob}`?", f"move it to {knob}, or remove it")
+    import difflib  # only for a word that is unknown: most runs never need it
+
     close = difflib.get_close_matches(leaf, sorted(known), n=1, cutoff=0.6)
     if close:
         return UNKNOWN_KEY.finding(shown, f"{shown} is not a key of {section} of a {view.dialect} {what}; "
