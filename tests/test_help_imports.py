@@ -37,6 +37,30 @@ def test_help_imports_no_sdk(command):
     assert heavy_imports([*command.split(), "--help"]) == []
 
 
+# A tool's --help needs its input model only: no HTTP client, no terminal renderer (a pipe gets plain text).
+TOOL_HEAVY = (*HEAVY, "httpx", "rich")
+# One child answers every tool's --help in turn and names, after each, the heavy modules it then holds.
+EVERY_TOOL = f"""
+import contextlib, io, json, sys
+from agent.chat.catalog import CATALOG
+from agent.cli.main import _dispatch
+held = {{}}
+for entry in CATALOG:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+        _dispatch([*entry.command, "--help"])
+    held[" ".join(entry.command)] = sorted(name for name in {TOOL_HEAVY!r} if name in sys.modules)
+print({MARK!r} + json.dumps(held))
+"""
+
+
+def test_every_tool_help_imports_no_client_nor_renderer():
+    done = subprocess.run([sys.executable, "-c", EVERY_TOOL], capture_output=True, text=True, timeout=300)
+    held = json.loads(done.stdout.splitlines()[-1].removeprefix(MARK))
+    assert len(held) >= 30  # every tool answered
+    first = next(((command, names) for command, names in held.items() if names), None)
+    assert first is None, f"`rlpilot {first[0]} --help` imported {first[1]}"
+
+
 def test_a_wrong_option_is_refused_before_the_sdk():
     assert heavy_imports(["mcp", "--no-such-option"]) == []
 

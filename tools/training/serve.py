@@ -21,12 +21,12 @@ from tools.evals.run import EvalRunInput, EvalRunResult, eval_run
 from tools.framework.contract import Arg, Context, ToolResult
 from tools.framework.errors import ToolError
 from tools.framework.workspace import rlpilot_home, search_path, workspace_interpreter
-from tools.io import files, http, process
+from tools.io import files, process
 from tools.stack.info import StackInput, stack_info
 from tools.training import local
 
 # One readiness probe: a server still loading its weights may hold the connection without answering.
-PROBE_DEADLINES = http.Deadlines(overall=5.0)
+PROBE_S = 5.0
 
 
 class CheckpointEvalInput(BaseModel):
@@ -105,12 +105,14 @@ def train_eval(args: CheckpointEvalInput, ctx: Context) -> CheckpointEvalResult:
 
 
 def _wait_ready(base_url: str, pid: int, log: Path, deadline: float, ctx: Context) -> None:
+    from tools.io import http  # httpx only once a server is waited for: `train eval --help` answers at once
+
     ctx.emit({"type": "log", "line": f"waiting for the server at {base_url} (log: {log})"})
     while time.monotonic() < deadline:
         if not local.group_members(pid):
             tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:]) if log.exists() else ""
             raise ToolError("server-failed", f"the server exited before it answered: {tail}", f"see {log}")
-        answer = http.loopback_json(f"{base_url}/models", PROBE_DEADLINES)
+        answer = http.loopback_json(f"{base_url}/models", http.Deadlines(overall=PROBE_S))
         if isinstance(answer, dict) and answer.get("data") is not None:
             return
         time.sleep(1.0)
