@@ -101,6 +101,11 @@ class Store:
         self.db.close()
 
 
+def with_content(sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sessions a person said or ran something in: a title comes with the first message or command."""
+    return [s for s in sessions if s["title"] or s["tool_calls"]]
+
+
 class Session:
     def __init__(self, store: Store, session_id: str):
         self.store = store

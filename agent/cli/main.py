@@ -19,7 +19,7 @@ USAGE = "usage: rlpilot COMMAND [ARGS] [--json]"
 # Commands that are not tools: the surfaces, and the session list.
 COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("agent.surfaces.terminal:main", "Chat with rlpilot (offline: slash commands over the same tools)."),
-    "sessions": ("agent.surfaces.terminal:sessions_main",
+    "sessions": ("agent.cli.sessions:main",
                  "List chat sessions; resume one with `rlpilot chat --session ID`."),
     "mcp": ("agent.surfaces.mcp_server:main", "Serve the tools to an IDE assistant over MCP (stdio)."),
     "acp": ("agent.surfaces.acp_agent:main", "Run as an Agent Client Protocol agent on stdio (Zed and other editors)."),

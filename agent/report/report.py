@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from agent.chat import answer_check
 from agent.chat.catalog import by_name, named
 from agent.chat.record import acted, applied_deltas, evidence, user_words
-from agent.chat.sessions import Session, SessionNotFound, Store
+from agent.chat.sessions import Session, SessionNotFound, Store, with_content
 from tools.catalog import Evidence
 from tools.framework.contract import Arg, Context, ToolResult
 from tools.framework.deltas import Delta
@@ -181,11 +181,6 @@ def report(args: ReportInput, ctx: Context) -> Report:
         raise BadInput("unknown-session", f"no session {session_id} in {store.path}",
                        "list them with `rlpilot sessions`") from None
     return build(session, args.notes)
-
-
-def with_content(sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The sessions a person said or ran something in: a title comes with the first message or command."""
-    return [s for s in sessions if s["title"] or s["tool_calls"]]
 
 
 def latest_per_source(observations: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -34,7 +34,6 @@ from agent.chat.loop import Agent, Surface
 from agent.chat.outcome import failure_text
 from agent.chat.sessions import SessionNotFound, Store
 from agent.cli import surface_args
-from agent.report.report import with_content
 from agent.surfaces.common import (
     OFFLINE,
     QUIT,
@@ -308,20 +307,3 @@ def _eof() -> str:
 
 def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
-
-
-def sessions_main(argv: list[str] | None = None) -> int:
-    options = surface_args.sessions().parse_args(argv)
-    sessions = with_content(Store(rlpilot_home(Path.cwd())).list())
-    if options.json:
-        print(json.dumps(sessions, indent=2))
-        return 0
-    import datetime
-
-    for s in sessions:
-        when = datetime.datetime.fromtimestamp(s["updated"]).strftime("%Y-%m-%d %H:%M")
-        calls = f"{s['tool_calls']} tool call{'s' if s['tool_calls'] != 1 else ''}"
-        print(f"{s['id']}  {when}  {s['surface']:<9} {s['messages']:>4} messages, {calls:<13} {s['title']}")
-    if not sessions:
-        print("no sessions yet: start one with `rlpilot chat`")
-    return 0
