@@ -21,7 +21,6 @@ scenario.toml:
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,9 +77,7 @@ class Scenario:
 
 def load_scenario(folder: Path) -> Scenario:
     try:
-        data = tomllib.loads(files.read_text_bounded(folder / "scenario.toml", root=folder))
-    except tomllib.TOMLDecodeError as error:
-        raise ScenarioError(f"{folder}: {error}") from None
+        data = files.read_toml(folder / "scenario.toml", root=folder)
     except BadInput as error:
         raise ScenarioError(error.one_line()) from None
     checks = data.get("check", [])
