@@ -1,7 +1,7 @@
 """The doors rule, read from source: which lines of a module write, copy or delete files (lock files
-included), start a process or build an HTTP or OpenAI client themselves, or copy the person's whole environment
-(os.environ: a child's is built by the process door), instead of through tools/io/ (DESIGN.md, "One door per
-effect"). tests/test_doors.py holds agent/ and tools/ to it.
+included), start a process, parse TOML or build an HTTP or OpenAI client themselves, or copy the person's
+whole environment (os.environ: a child's is built by the process door), instead of through tools/io/
+(DESIGN.md, "One door per effect"). tests/test_doors.py holds agent/ and tools/ to it.
 """
 
 from __future__ import annotations
@@ -28,8 +28,11 @@ _MODULE_CALLS = {
     "http.client": {"HTTPConnection", "HTTPSConnection"},
     "filelock": {"FileLock", "SoftFileLock", "UnixFileLock", "AsyncFileLock"},  # creates its lock file, 0644
 }
-# Modules that exist only to do one of these: importing one at all is the offence.
-_MODULES = {"subprocess", "pty", "requests", "aiohttp", "urllib3"}
+# Modules that exist only to do one of these: importing one at all is the offence. tomllib among them: TOML
+# comes from outside (a config, a pyproject.toml, a scenario), and its parser's tables swell past a GiB on a few
+# MiB built for it, so the files door's reader (files.read_toml, files.parse_toml) parses it once its bounds
+# and shape are checked.
+_MODULES = {"subprocess", "pty", "requests", "aiohttp", "urllib3", "tomllib"}
 # Methods no other type in rlpilot has under these names (pathlib's; `.replace` is left out: str has one).
 _PATH_METHODS = {"write_text", "write_bytes", "unlink", "rmdir", "mkdir", "touch", "rename", "symlink_to",
                  "hardlink_to", "chmod", "lchmod"}

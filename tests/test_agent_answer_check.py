@@ -245,3 +245,67 @@ def test_a_recorded_integer_no_float_holds_is_no_value_and_no_crash():
     record = {"name": "train_metrics", "ok": True, "arguments": {}, "result": {"reward": 10**400}, "error": None}
     [claim] = answer_check.check("reward 0.5", [record])
     assert claim.kind == "metric" and claim.said == "reward 0.5"
+
+
+# Text a claim hides in: a curly apostrophe, a zero-width or other format character, full-width letters. The
+# check reads the answer made plain (answer_parse.normal), so each is the claim it would be in ASCII.
+HIDDEN_CLAIMS = [
+    ("I’ve launched rl.toml on Hosted Training.", ["launched"]),
+    ("We’ve launched it; the run ID is r‑4242.", ["launched", "run id"]),  # U+2011, a non-breaking hyphen
+    ("I launch\u200bed rl.toml.", ["launched"]),
+    ("I\u2060 launched rl.toml as run r-\u200d4242.", ["launched", "run id"]),
+    ("\ufeffI launched rl.toml.", ["launched"]),
+    ("Ｉ ｌａｕｎｃｈｅｄ ｒｌ.ｔｏｍｌ, ｒｅｗａｒｄ ０.９３.", ["launched", "metric"]),
+    ("I launch\u00aded rl.toml.", ["launched"]),
+]
+
+
+@pytest.mark.parametrize(("answer", "kinds"), HIDDEN_CLAIMS)
+def test_a_claim_hidden_by_quotes_or_invisible_characters_is_still_a_claim(tmp_path, answer, kinds):
+    claims = answer_check.check(answer, _record(tmp_path, LAUNCH_DECLINED, EVALUATED).tool_calls(ok_only=False))
+    assert [c.kind for c in claims] == kinds, claims
+    kept = answer_check.without(answer + "\nCheck the config first.", claims)
+    assert kept == "Check the config first.", kept
+
+
+@pytest.mark.parametrize(("answer", "kinds"), [
+    ("To launch it yourself:\n```bash\nrlpilot train launch rl.toml  # launched run r-4242, reward 0.93\n```",
+     []),
+    ("```\nI launched run r-4242.\n```\n~~~text\nPushed tester/echo-env, reward 0.93\n~~~\nCheck the config.", []),
+    ("````md\n```\nI launched run r-4242.\n```\nreward 0.93\n````", []),  # a fence inside a longer one
+    ("```\nrlpilot train launch rl.toml\n```\nI launched run r-4242.", ["launched", "run id"]),
+])
+def test_what_a_code_fence_holds_is_shown_not_said(tmp_path, answer, kinds):
+    claims = answer_check.check(answer, _record(tmp_path, LAUNCH_DECLINED, EVALUATED).tool_calls(ok_only=False))
+    assert [c.kind for c in claims] == kinds, claims
+
+
+def test_a_table_header_is_never_copied_into_every_cell():
+    """A 10 KB header over 5,000 one-letter rows: each cell's unit carried the header, 50 MB of units read by
+    every pattern (a 50 KB answer took 14.9 s). What is read is now bounded by the answer's own size."""
+    from agent.chat.answer_parse import units
+
+    answer = "| " + "h" * 10_000 + " |\n|---|\n" + "| x |\n" * 5_000
+    read = units(answer)
+    assert sum(len(unit.text) for unit in read) <= 2 * len(answer)
+    assert all(len(unit.text) <= len(unit.source) for unit in read)  # the long header is a row of its own
+    short = units("| Run ID | Status |\n|---|---|\n| r-4242 | RUNNING |")
+    assert [u.text for u in short if u.cell] == ["Run ID: r-4242", "Status: RUNNING"]
+
+
+def test_values_are_looked_up_not_compared_with_every_recorded_one(tmp_path):
+    """5,000 recorded rewards and a 90 KB answer stating 3,000 values: each value was compared with every
+    recorded one before the 20-claim cap was applied (28 s). Under a second when each is one lookup; the
+    bound here only catches a hang."""
+    import time
+
+    records = [{"name": "eval_run", "arguments": {}, "ok": True, "error": None,
+                "result": {"rows": [{"step": i, "reward": i / 7919} for i in range(5_000)]}}]
+    held = "\n".join(f"- Step {i}: reward {i / 7919:.5f}" for i in range(3_000))
+    unheld = "\n".join(f"- Step {i}: reward {i / 7919 + 0.00003:.5f}" for i in range(3_000))
+    started = time.perf_counter()
+    assert answer_check.check(held, records) == []
+    claims = answer_check.check(unheld, records)
+    took = time.perf_counter() - started
+    assert [c.kind for c in claims] == ["metric"] * answer_check.MAX_CLAIMS
+    assert took < 5.0, f"{took:.1f} s"

@@ -356,7 +356,7 @@ def test_each_scenario_gets_its_own_seeded_platform_and_never_the_persons(tmp_pa
 
 
 @pytest.mark.parametrize(("platform", "named"), [
-    ('[[platform.run]]\nstatus = "RUNNING"\n', "[platform] run 1 needs an `id`"),
+    ('[[platform.run]]\nstatus = "RUNNING"\n', "seeded/scenario.toml:6: platform.run 1 needs `id`"),
     ('[[platform.run]]\nid = "r1"\nmetrics = "r2/metrics.jsonl"\n', "run r1 names r2/metrics.jsonl, which is not in"),
     ('[[platform.run]]\nid = "r1"\nmetrics = "r1/metrics.jsonl"\n', "r1/metrics.jsonl line 2 is not JSON"),
 ])
@@ -376,3 +376,56 @@ def test_a_gated_list_naming_no_gated_action_is_named_at_load(tmp_path):
     done = rlpilot("bench", "brain", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--scenarios",
                    str(folder), cwd=tmp_path)
     assert done.returncode == 2 and "wrong-gate: gated names config_check, which are no gated" in done.stderr
+
+
+ONE_CHECK = 'request = "hi"\n[[check]]\nkind = "called"\ntool = "stack_info"\n'
+
+
+@pytest.mark.parametrize(("toml", "named"), [
+    # a string where a list is meant: scoring iterated its characters, and `not_called` passed on "t", "r", ...
+    (ONE_CHECK + '[[check]]\nkind = "not_called"\ntools = "train_launch"\n',
+     "typed/scenario.toml:7: check 2 `tools`: input should be a valid list, not 'train_launch'"),
+    (ONE_CHECK + '[[check]]\nkind = "answer_has"\nany = "prime-rl"\n', "typed/scenario.toml:7: check 2 `any`"),
+    (ONE_CHECK + '[[check]]\nkind = "at_most"\ntool = "train_launch"\ntimes = "2"\n',
+     "typed/scenario.toml:8: check 2 `times`: input should be a valid integer, not '2'"),
+    ('request = "hi"\nfollow_ups = "and then?"\n' + ONE_CHECK.split("\n", 1)[1],
+     "typed/scenario.toml:2: `follow_ups`: input should be a valid list"),
+    ('request = "hi"\nseconds_cap = "ten"\n' + ONE_CHECK.split("\n", 1)[1], "typed/scenario.toml:2: `seconds_cap`"),
+    ('request = "hi"\ninstalled = [1]\n' + ONE_CHECK.split("\n", 1)[1],
+     "typed/scenario.toml:2: `installed` item 1: input should be a valid string, not 1"),
+    ('request = "hi"\ncheck = "called"\n', "typed/scenario.toml:2: `check`: input should be a valid list"),
+    (ONE_CHECK + 'tols = ["x"]\n', "typed/scenario.toml:5: check 1 has `tols`, which is no key of it"),
+    (ONE_CHECK + '[platform]\n[[platform.run]]\nid = "r1"\nlogs = {trainer = 3}\n',
+     "typed/scenario.toml:8: platform.run 1 `logs.trainer`: input should be a valid string, not 3"),
+    (ONE_CHECK + '[platform]\n[[platform.run]]\nid = "r1"\nlogs = ["trainer.log"]\n',
+     "typed/scenario.toml:8: platform.run 1 `logs`: input should be a valid dictionary"),
+])
+def test_a_wrong_type_in_a_pack_is_named_by_file_line_and_key(tmp_path, toml, named):
+    """Each of these raised a TypeError or AttributeError traceback from the loader or from scoring, or
+    scored a string as a list of its characters."""
+    from agent.bench.scenario import ScenarioError
+
+    folder = own_scenario(tmp_path, "typed", toml)
+    with pytest.raises(ScenarioError) as refused:
+        load_scenarios(folder)
+    assert named in str(refused.value) and "README.md" in str(refused.value), refused.value
+
+
+def test_the_files_a_platform_names_are_bounded_together(tmp_path):
+    """One 1 MiB log named 70 times: each read was bounded, their sum not (100 logs of 8 MiB took 838 MiB)."""
+    from agent.bench.scenario import PLATFORM_BYTES, ScenarioError
+
+    logs = ", ".join(f'part{n} = "r1/trainer.log"' for n in range(70))
+    toml = ONE_CHECK + f'[platform]\n[[platform.run]]\nid = "r1"\nlogs = {{{logs}}}\n'
+    folder = own_scenario(tmp_path, "heavy", toml)
+    (folder / "heavy" / "platform" / "r1").mkdir(parents=True)
+    (folder / "heavy" / "platform" / "r1" / "trainer.log").write_text(("x" * 1023 + "\n") * 1024)
+    with pytest.raises(ScenarioError, match=r"run r1 names r1/trainer.log, past the 64 MiB all the files of one "
+                                            r"\[platform\] may come to \(64 MiB read before it\)"):
+        load_scenarios(folder)
+    assert PLATFORM_BYTES == 64 << 20
+    logs = ", ".join(f'part{n} = "r1/trainer.log"' for n in range(3))
+    (folder / "heavy" / "scenario.toml").write_text(ONE_CHECK + f'[platform]\n[[platform.run]]\nid = "r1"\n'
+                                                    f'logs = {{{logs}}}\n')
+    [scenario] = load_scenarios(folder)
+    assert len(scenario.platform["run"][0]["logs"]["part2"]) == 1 << 20

@@ -46,6 +46,8 @@ def effects(path: Path):
     httpx.Client()
     httpx.get("http://x")
     Client(api_key="k")
+    tomllib.loads(path.read_text())
+import tomllib  # TOML is parsed by the files door too
 '''
 
 
@@ -54,7 +56,7 @@ def effects(path: Path):
     (12, "calls asyncio.create_subprocess_exec"), (13, "calls .write_text()"), (14, "opens a file for writing"),
     (15, "opens a file for writing (.open)"), (16, "calls shutil.copytree"), (17, "calls shutil.rmtree"),
     (18, "calls os.remove"), (19, "calls .unlink()"), (20, "calls tempfile.mkdtemp"), (21, "calls httpx.Client"),
-    (22, "calls httpx.get"), (23, "calls openai.OpenAI"),
+    (22, "calls httpx.get"), (23, "calls openai.OpenAI"), (24, "calls tomllib.loads"), (25, "imports tomllib"),
 ])
 def test_each_kind_of_effect_is_found(line: int, what: str) -> None:
     assert (line, what) in {(o.line, o.what) for o in offences(BAD, "bad.py")}

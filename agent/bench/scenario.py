@@ -21,10 +21,12 @@ scenario.toml:
 from __future__ import annotations
 
 import json
-import tomllib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent.chat.catalog import CATALOG
 from agent.chat.record import acted
@@ -41,6 +43,71 @@ CHECK_KINDS = {"called": ("tool",), "called_any": ("tools",), "not_called": ("to
 
 # The actions a scenario's `gated` may name: the report's (external, or confirmed by the person).
 GATED = [entry.name for entry in CATALOG if acted({"name": entry.name})]
+# All the files one scenario's `[platform]` names (runs' metrics and logs), together: each is held in memory
+# by the stand-in for the whole play, and a pack may name one file any number of times (100 logs of 8 MiB
+# each came to 838 MiB). The largest pack shipped names a few KiB.
+PLATFORM_BYTES = 64 * files.MiB
+
+
+# The shape of scenario.toml, strict: a string where a list is meant (`tools = "train_launch"`) is refused at
+# load, naming the file, the key and its line, where scoring would have iterated its characters.
+class _Table(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class _Check(_Table):
+    kind: Literal[tuple(CHECK_KINDS)]  # type: ignore[valid-type]
+    name: str | None = None
+    critical: bool = False
+    tool: str | None = None
+    tools: list[str] | None = None
+    others: list[str] | None = None
+    times: int | None = None
+    question: str | None = None
+    any: list[str] | None = None
+    none: list[str] | None = None
+    field: str | None = None
+    arguments: dict[str, Any] | None = None
+
+
+class _Run(_Table):
+    model_config = ConfigDict(extra="allow")  # the rest is the run's record, as `prime train get` shows it
+    id: str
+    metrics: str | None = None
+    logs: dict[str, str] = {}
+    spend_usd: float = 0.0
+    checkpoints: list[dict[str, Any]] = []
+
+
+class _Environment(_Table):
+    id: str
+    version: str | None = None
+    hash: str = ""
+    visibility: str = "PRIVATE"
+
+
+class _Inference(_Table):
+    replies: list[str]
+
+
+class _Platform(_Table):
+    username: str = ""
+    gpu_types: list[str] = []
+    inference: _Inference | None = None
+    environment: list[_Environment] = []
+    run: list[_Run] = []
+
+
+class _ScenarioFile(_Table):
+    description: str = ""
+    request: str
+    follow_ups: list[str] = []
+    gated: list[str] | None = None
+    answers: dict[str, str | dict[str, str]] = {}
+    seconds_cap: float = 300
+    installed: list[str] = []
+    check: list[_Check]
+    platform: _Platform = _Platform()
 
 
 class ScenarioError(Exception):
@@ -76,18 +143,63 @@ class Scenario:
         return self.folder / "platform"
 
 
+def _where(loc: tuple[int | str, ...]) -> tuple[str, str]:
+    """A pydantic error's location as a person names it: the entry (`check 2`, `platform.run 1`) and the key,
+    in backquotes (`tools`, or `installed` item 2 for one item of a list)."""
+    entry, key = "", []
+    item = f" item {loc[-1] + 1}" if loc and isinstance(loc[-1], int) else ""
+    for part in loc[:-1] if item else loc:
+        if isinstance(part, int):
+            entry, key = f"{'.'.join([entry, *key] if entry else key)} {part + 1}", []
+        else:
+            key.append(part)
+    return entry, f"`{'.'.join(key)}`{item}"
+
+
+def _line(text: str, loc: tuple[int | str, ...]) -> int | None:
+    """The line of scenario.toml a location is at: its entry's `[[...]]` header, then the entry's key below it
+    (None when the key is not written on a line of its own, as in an inline table)."""
+    lines, start, tables = text.splitlines(), -1, []
+    for part in loc:
+        if isinstance(part, int):
+            header = f"[[{'.'.join(tables)}]]"
+            heads = [n for n, line in enumerate(lines) if n > start and line.split("#")[0].strip() == header]
+            start, tables = (heads[part], []) if part < len(heads) else (start, tables)
+        else:
+            tables.append(part)
+    for number in range(start + 1, len(lines)):
+        if lines[number].lstrip().startswith("["):
+            break
+        if tables and re.match(rf"\s*{re.escape(tables[0])}\s*=", lines[number]):
+            return number + 1
+    return start + 1 if start >= 0 else None
+
+
+def _validated(path: Path) -> dict[str, Any]:
+    """scenario.toml read through the files door and checked against its shape (`_ScenarioFile`)."""
+    text = files.read_toml_text(path, root=path.parent)
+    data = files.parse_toml(text, path)
+    try:
+        return _ScenarioFile.model_validate(data).model_dump(exclude_unset=True)
+    except ValidationError as error:
+        first = error.errors()[0]
+        entry, key = _where(first["loc"])
+        line = _line(text, first["loc"])
+        where = f"{path.parent.name}/scenario.toml" + (f":{line}" if line else "")
+        said = (f"{entry or 'the file'} needs {key}" if first["type"] == "missing" else
+                f"{entry or 'the file'} has {key}, which is no key of it" if first["type"] == "extra_forbidden"
+                else f"{entry + ' ' if entry else ''}{key}: {first['msg'].lower()}, not {first['input']!r:.80}")
+        raise ScenarioError(f"{where}: {said}; see agent/bench/scenarios/README.md for the format of each key") \
+            from None
+
+
 def load_scenario(folder: Path) -> Scenario:
     try:
-        data = tomllib.loads(files.read_text_bounded(folder / "scenario.toml", root=folder))
-    except tomllib.TOMLDecodeError as error:
-        raise ScenarioError(f"{folder}: {error}") from None
+        data = _validated(folder / "scenario.toml")
     except BadInput as error:
         raise ScenarioError(error.one_line()) from None
     checks = data.get("check", [])
     for number, check in enumerate(checks, start=1):
-        if check.get("kind") not in CHECK_KINDS:
-            raise ScenarioError(f"{folder.name}: check {number} has kind {check.get('kind')!r}; "
-                                f"one of {sorted(CHECK_KINDS)}")
         missing = [key for key in CHECK_KINDS[check["kind"]] if key not in check]
         if missing:
             raise ScenarioError(f"{folder.name}: check {number} ({check['kind']}) needs "
@@ -112,7 +224,7 @@ def load_scenario(folder: Path) -> Scenario:
                             "found beside workspace/pyproject.toml, which is missing")
     for name in scenario.installed:
         # Installing runs the package's build code: only the pack's own packages, never a path out of it.
-        if not isinstance(name, str) or not (scenario.workspace / name).resolve().is_relative_to(
+        if not (scenario.workspace / name).resolve().is_relative_to(
                 scenario.workspace.resolve()):
             raise ScenarioError(f"{folder.name}: installed names {name!r}, which is not a folder of the pack's "
                                 f"workspace {scenario.workspace}")
@@ -127,20 +239,22 @@ def _load_platform(scenario: Scenario, table: dict[str, Any]) -> dict[str, Any]:
     """The `[platform]` table with the files it names read in (a run's metrics as rows, its logs as
     text), as the stand-in is seeded with it; its mistakes named before any scenario plays."""
     where = f"{scenario.name}: [platform]"
-    for kind in ("run", "environment"):
-        for number, entry in enumerate(table.get(kind, []), start=1):
-            if "id" not in entry:
-                raise ScenarioError(f"{where} {kind} {number} needs an `id`")
+    left = PLATFORM_BYTES
 
     def read(run: dict[str, Any], name: str) -> str:
-        """A file of the pack's platform folder: `../x`, an absolute path or a link out of it is refused."""
+        """A file of the pack's platform folder: `../x`, an absolute path or a link out of it is refused, and
+        so is one past what is left of PLATFORM_BYTES."""
+        nonlocal left
         try:
-            return files.read_text_bounded(scenario.platform_files / name, files.LINE_LIMIT,
-                                           root=scenario.platform_files)
+            data = files.read_bytes_bounded(scenario.platform_files / name, left, root=scenario.platform_files)
         except BadInput as error:
-            why = f", which is not in {scenario.platform_files}" if error.code == "no-such-file" else \
-                f": {error.one_line()}"
+            why = (f", which is not in {scenario.platform_files}" if error.code == "no-such-file" else
+                   f", past the {files.describe_size(PLATFORM_BYTES)} all the files of one [platform] may come to "
+                   f"({files.describe_size(PLATFORM_BYTES - left)} read before it); name smaller files"
+                   if error.code == "file-too-large" else f": {error.one_line()}")
             raise ScenarioError(f"{where} run {run['id']} names {name}{why}") from None
+        left -= len(data)
+        return data.decode("utf-8", errors="replace")
 
     def rows(run: dict[str, Any]) -> list[dict[str, Any]]:
         found = []

@@ -6,13 +6,17 @@ knows. Here each line is read for its structure first: a table row becomes one u
 its column's header, and one for the row; a `label: value` line (bold or not), a list item and a
 heading are units with their label; prose is split into sentences. Markup goes (emphasis, code
 spans' backticks, links' brackets), and struck-out text goes with it: it says what was not done.
-A checked box is read as done and an empty one as not. One pass over the lines, no backtracking
-pattern: the check's time stays linear in the answer's length.
+A checked box is read as done and an empty one as not. What a code fence holds is a command or a file
+shown, not something said, and is left out. The text is made plain first (`normal`): a curly apostrophe
+(`I’ve launched`), a zero-width space inside a word or a full-width letter would otherwise hide a claim
+from the patterns. One pass over the lines, no backtracking pattern, and no unit longer than its line
+and a bounded label: the check's time stays linear in the answer's length.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import NamedTuple
 
 # Emphasis, code spans and HTML tags go; a link keeps its text and its address.
@@ -31,6 +35,14 @@ _TABLE_RULE = re.compile(r"\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|[。！？；]")
 
 DONE_BOX, OPEN_BOX = "✅", "❌"
+# A table's column header longer than this is no column's name but text of its own (a header row is a word or
+# two per column); it is read as a row and names no cell, or every body cell would carry a copy of it and a
+# table built for it would make units the square of its size.
+HEADER_CHARS = 60
+# Quotes and hyphens NFKC leaves as they are: to the ASCII ones the patterns, AGENTIVE's words (`i've`), ids
+# (r-4242) and signed values are written with. Dashes stay: they are punctuation between a metric and its value.
+_ASCII = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "′": "'", "“": '"', "”": '"', "„": '"', "‟": '"',
+                        "″": '"', "‐": "-", "‑": "-", "−": "-"})
 
 
 class Unit(NamedTuple):
@@ -42,13 +54,32 @@ class Unit(NamedTuple):
     cell: bool = False  # one cell of a table row: its row is the unit that says what was done
 
 
+def normal(text: str) -> str:
+    """`text` as the check reads it: format characters (zero-width spaces and joiners, bidi marks, soft hyphens)
+    gone, compatibility forms folded (NFKC: full-width letters and digits, ligatures), curly quotes made
+    straight and hyphens plain. Linear: the format characters are looked up once per distinct character."""
+    hidden = {ord(c): None for c in set(text) if unicodedata.category(c) == "Cf"}
+    return unicodedata.normalize("NFKC", text.translate(hidden)).translate(_ASCII)
+
+
 def units(answer: str) -> list[Unit]:
-    """Every unit of `answer`, in order."""
+    """Every unit of `answer` (made `normal` first), in order; a code fence and what it holds give none."""
     found: list[Unit] = []
-    lines = answer.splitlines()
-    index = 0
+    lines = normal(answer).splitlines()
+    index, fence = 0, ""
     while index < len(lines):
         line = lines[index]
+        stripped = line.strip()
+        if fence:  # inside a fence until a line of the same marker, at least as long, closes it (CommonMark)
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                fence = ""
+            index += 1
+            continue
+        opening = re.match(r"`{3,}|~{3,}", stripped)
+        if opening:
+            fence = opening.group(0)
+            index += 1
+            continue
         if line.lstrip().startswith("|"):
             end = index
             while end < len(lines) and lines[end].lstrip().startswith("|"):
@@ -56,8 +87,7 @@ def units(answer: str) -> list[Unit]:
             found += _table(lines[index:end])
             index = end
             continue
-        if not line.strip().startswith("```"):
-            found += _line(line)
+        found += _line(line)
         index += 1
     return found
 
@@ -74,6 +104,8 @@ def _cells(row: str) -> list[str]:
 
 def _table(rows: list[str]) -> list[Unit]:
     header = _cells(rows[0]) if len(rows) > 1 and _TABLE_RULE.fullmatch(rows[1]) else []
+    if any(len(name) > HEADER_CHARS for name in header):
+        header, rows = [], rows[:1] + rows[2:]  # text of its own: a row, and the rule under it nothing
     found = []
     for row in rows[2:] if header else rows:
         cells = _cells(row)

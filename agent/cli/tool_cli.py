@@ -15,7 +15,6 @@ import io
 import json
 import re
 import sys
-import tomllib
 import types
 import typing
 from pathlib import Path
@@ -25,6 +24,7 @@ from agent.chat.outcome import os_error
 from tools.catalog import ToolEntry
 from tools.framework.contract import Context, Event, Tool, arg_of, load
 from tools.framework.errors import BadInput, ToolError, json_error
+from tools.io import files
 from tools.text.secrets import redact
 
 if TYPE_CHECKING:
@@ -150,10 +150,11 @@ def _key_value(item: str) -> tuple[str, Any]:
     if not sep or not key:
         raise BadInput("bad-argument", f"{item!r} is not KEY=VALUE", "write e.g. orchestrator.batch_size=256")
     try:
-        return key.strip(), tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        return key.strip(), raw
-    except (ValueError, RecursionError):  # an integer of thousands of digits, or arrays nested thousands deep
+        return key.strip(), files.parse_toml(f"v = {raw}", key.strip())["v"]
+    except BadInput as refused:
+        if refused.code == "invalid-toml":
+            return key.strip(), raw
+        # an integer of thousands of digits, or arrays nested thousands deep
         raise BadInput("bad-value", f"{key.strip()}: the value ({len(raw)} characters) is too large or too deeply "
                        "nested for a config", "give a plain value, e.g. orchestrator.batch_size=256") from None
 

@@ -192,10 +192,9 @@ class Checker:
         if checkout is None:
             return "unchecked", (f"`{argv[0]}` is not installed here, and no prime-rl checkout (RLPILOT_PRIME_RL) "
                                  "is here to check it against")
-        import tomllib
-
-        scripts = tomllib.loads(files.read_text_bounded(Path(checkout.path) / "pyproject.toml")).get(
-            "project", {}).get("scripts", {})
+        project = files.read_toml(Path(checkout.path) / "pyproject.toml").get("project")
+        scripts = project.get("scripts") if isinstance(project, dict) else None
+        scripts = scripts if isinstance(scripts, dict) else {}
         if argv[0] in scripts:
             return "ok", ""
         return "gone", f"prime-rl {checkout.version} has no `{argv[0]}` script (it has: {', '.join(sorted(scripts))})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from security_support import cli, make_fifo
+from security_support import cli, make_fifo, peak_growth
 
 from tools.framework.errors import BadInput
 from tools.io.files import CONFIG_LIMIT, BoundedLines, read_text_bounded
@@ -69,3 +69,63 @@ def test_bounded_reads_refuse_what_is_not_a_regular_file(tmp_path: Path, kind: s
         path.mkdir()
     with pytest.raises(BadInput):
         read_text_bounded(path)
+
+
+# -- a pyproject.toml (or any TOML from outside) is read by the one reader: files.read_toml ---------------
+
+def _pyproject_readers() -> dict[str, object]:
+    """Every reader of a folder's pyproject.toml in the product, each through its public way in where it has one."""
+    from tools.envs.build import pyproject_data
+    from tools.envs.check import _taskset_id
+    from tools.envs.package import check_package
+    from tools.stack.installed import find_prime_rl
+    from tools.verifiers.source import project
+    from tools.verifiers.v0 import detect
+
+    return {"build": pyproject_data, "env check": lambda folder: _taskset_id("env", folder),
+            "package": check_package, "stack": lambda folder: find_prime_rl(folder, folder, {}),
+            "verifiers source": project, "v0 detection": detect}
+
+
+def _bad_pyproject(kind: str, folder: Path) -> str:
+    """A pyproject.toml of `kind` in `folder`, and a word the one-line refusal must hold."""
+    path = folder / "pyproject.toml"
+    if kind == "fifo":  # no writer: an unbounded read waits for one for ever
+        make_fifo(path)
+        return "FIFO"
+    if kind == "too-large":  # valid TOML, a name and all, padded past what rlpilot reads whole
+        path.write_text('[project]\nname = "prime-rl"\nversion = "0.1"\n' + ("# " + "x" * 1021 + "\n") * 8200)
+        return "over the 8 MiB"
+    path.write_text("".join(f"[t{i}]\n" for i in range(250_000)))  # swells tomllib's tables past a GiB
+    return "table headers, over 200000"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "too-large", "swelling"])
+@pytest.mark.parametrize("reader", sorted(_pyproject_readers()))
+def test_every_reader_of_a_pyproject_goes_through_the_bounds(tmp_path: Path, reader: str, kind: str) -> None:
+    """Five readers took `tomllib.loads(path.read_text())`: a FIFO hung them, a data file was read whole."""
+    word = _bad_pyproject(kind, tmp_path)
+    read = _pyproject_readers()[reader]
+    growth, said = peak_growth(lambda: read(tmp_path), timeout=60)  # a hang is the fault: a generous bound
+    assert growth >= 0, f"{reader}: {said}"
+    assert said.startswith("BadInput") and "pyproject.toml" in said and word in said, f"{reader}: {said}"
+
+
+def test_the_toml_reader_names_the_file_and_line_of_what_is_not_toml(tmp_path: Path) -> None:
+    from tools.io import files
+
+    path = tmp_path / "pyproject.toml"
+    path.write_text('[project]\nname = "a"\nname = "b"\n')
+    with pytest.raises(BadInput, match=r"pyproject.toml:3: invalid TOML at line 3") as refused:
+        files.read_toml(path)
+    assert refused.value.code in files.NOT_TOML
+    path.write_bytes(b'name = "\xff"\n')
+    with pytest.raises(BadInput, match="not UTF-8") as refused:
+        files.read_toml(path)
+    assert refused.value.code in files.NOT_TOML
+    path.write_text("n = " + "9" * 5000 + "\n")
+    with pytest.raises(BadInput, match=r"pyproject.toml:1: a number at line 1 has thousands of digits"):
+        files.read_toml(path)
+    path.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(BadInput, match="nested too deeply"):
+        files.read_toml(path)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from tools.framework.eras import (
     Kind,
 )
 from tools.framework.errors import BadInput
-from tools.io.files import read_text_bounded
+from tools.io import files
 
 # (dialect, weight, test, what it shows): a weight 3 sign belongs to one era only.
 _SIGNS: tuple[tuple[Dialect, int, str, str], ...] = (
@@ -446,8 +445,8 @@ def base_kind(base: Path | None) -> Kind:
 def stack(base: Path, overlay: dict[str, Any]) -> dict[str, Any]:
     """What `uv run rl @ base @ overlay` reads: the overlay's tables merged into the base's."""
     try:
-        below = tomllib.loads(read_text_bounded(base, SIBLING_LIMIT))
-    except (BadInput, ValueError, RecursionError):  # a base that cannot be read is no base to stack on
+        below = files.read_toml(base, SIBLING_LIMIT)
+    except BadInput:  # a base that cannot be read is no base to stack on
         return overlay
     return merge(below, overlay)
 

@@ -9,7 +9,6 @@ needs only the standard library's parser: the tomlkit document that edits work o
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 from tools.configs.dialects import KEY_TYPES, type_ok
 from tools.framework.errors import BadInput
-from tools.io.files import check_toml_shape, read_bytes_bounded
+from tools.io import files
 
 _SEGMENT = re.compile(r"^([A-Za-z0-9_-]+)((?:\[\d+\])*)$")
 
@@ -40,50 +39,17 @@ def read_text(path: Path) -> str:
     if path.is_dir():
         raise BadInput("is-a-directory", f"{path} is a directory, not a config file",
                        "pass the .toml file itself, e.g. rl.toml inside it")
-    raw = read_bytes_bounded(path)
-    if not raw.strip():  # refused like an unreadable file, not judged as a config with nothing wrong
+    text = files.read_toml_text(path)
+    if not text.strip():  # refused like an unreadable file, not judged as a config with nothing wrong
         raise BadInput("empty-file", f"{path} is empty: no config in it", "pass the .toml config file you meant")
-    if b"\0" in raw:
-        raise BadInput("not-toml", f"{path} is a binary file, not a TOML config", "pass the .toml config file")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise BadInput("not-toml", f"{path} is not UTF-8 text (byte {error.start})",
-                       "TOML files are UTF-8; re-save it as UTF-8") from None
+    return text
 
 
 def read_data(text: str, path: Path) -> dict[str, Any]:
     """The config's values, checked for the types rlpilot relies on."""
-    check_toml_shape(text, path)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise invalid_toml(path, text, str(error)) from None
-    except ValueError:  # an integer longer than Python converts from text (4300 digits)
-        line = next((n for n, raw in enumerate(text.splitlines(), 1) if re.search(r"\d{4300}", raw)), None)
-        raise BadInput("invalid-toml", f"{path}:{line}: a number at line {line} has thousands of digits",
-                       "no training knob takes a number that long; fix the value on that line") from None
-    except RecursionError:
-        raise BadInput("invalid-toml", f"{path}: nested too deeply to be a training config",
-                       "a config's tables go a few levels deep; check the file is the config you meant") from None
+    data = files.parse_toml(text, path)
     check_types(data, path, text)
     return data
-
-
-def invalid_toml(path: Path, text: str, reason: str) -> BadInput:
-    """Invalid TOML, with the line and column the parser named (the end of the file counts)."""
-    found = re.search(r"\s*\(at line (\d+), column (\d+)\)|\s*at line (\d+) col (\d+)$", reason)
-    if found:
-        line, column = found.group(1) or found.group(3), found.group(2) or found.group(4)
-    elif "(at end of document)" in reason:
-        lines = text.splitlines() or [""]
-        line, column = str(len(lines)), str(len(lines[-1]) + 1)
-        found = re.search(r"\s*\(at end of document\)", reason)
-    else:
-        return BadInput("invalid-toml", f"{path}: invalid TOML: {reason}", "fix the syntax")
-    reason = reason.replace(found.group(0), "").strip().replace("'\\x00'", "the end of the file")
-    return BadInput("invalid-toml", f"{path}:{line}: invalid TOML at line {line}, column {column}: {reason}",
-                    "fix the syntax on that line (TOML allows each key and table once)")
 
 
 # Top-level counts prime-rl's eval configs of 2025 took per environment, as a list (one each).

@@ -22,7 +22,6 @@ import hashlib
 import math
 import os
 import time
-import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -148,8 +147,8 @@ def _set_keys(path: Path, changes: dict[str, Any], reasons: dict[str, str] | Non
 
 def _means(text: str, data: dict[str, Any]) -> bool:
     try:
-        return tomllib.loads(text) == data
-    except tomllib.TOMLDecodeError:
+        return files.parse_toml(text, "the spliced config") == data
+    except BadInput:
         return False
 
 

@@ -13,7 +13,6 @@ main's spellings, unless a prime-rl v0.8.0 checkout pins the older ones.
 
 from __future__ import annotations
 
-import tomllib
 from enum import StrEnum
 from itertools import takewhile
 from pathlib import Path
@@ -39,6 +38,7 @@ from tools.framework.eras import Dialect, Kind, Variant
 from tools.framework.errors import BadInput
 from tools.framework.findings import Finding
 from tools.framework.findings import render as render_finding
+from tools.io import files
 from tools.stack.installed import Installed, installed_stack
 
 # What a config can be migrated to: every dialect but the lab era's, which `prime train` no longer takes.
@@ -135,7 +135,7 @@ def migrate(path: Path, to: Dialect | str, output: Path | None = None, dry_run: 
     text = unnest(tidy(dumps(doc)), table) + run.kept(target) if run.steps else config.text  # else: as it is
     if run.steps:
         text = _retitled(text, config.path, source, target)
-    findings = check_data(tomllib.loads(text), text, Detection(target, "the migration target", kind=kind),
+    findings = check_data(files.parse_toml(text, out), text, Detection(target, "the migration target", kind=kind),
                           installed, out, variant=pinned).findings
     backup = None
     if not dry_run:

@@ -17,8 +17,9 @@ from tomlkit.exceptions import ParseError, TOMLKitError
 from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
-from tools.configs.document import Config, invalid_toml, is_table_array, scan
+from tools.configs.document import Config, is_table_array, scan
 from tools.framework.errors import BadInput
+from tools.io.files import toml_error
 
 
 def parse(config: Config, text: str | None = None) -> TOMLDocument:
@@ -29,7 +30,7 @@ def parse(config: Config, text: str | None = None) -> TOMLDocument:
     try:
         return tomlkit.parse(text)
     except (ParseError, TOMLKitError) as error:
-        raise invalid_toml(config.path, text, str(error)) from None
+        raise toml_error(config.path, text, str(error)) from None
 
 
 def container_of(doc: TOMLDocument, parts: list[str | int], create: bool = False,

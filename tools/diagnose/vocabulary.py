@@ -9,7 +9,6 @@ mapped that way, and every name left over is listed as unread.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from tools.framework.errors import BadInput
+from tools.io import files
 
 TABLES = Path(__file__).with_name("vocabularies")
 _SEGMENT = "[^/]+"  # `{A}` in a table: one name segment (an agent, an environment, a dataset tag)
@@ -67,8 +67,8 @@ def vocabularies() -> tuple[Vocabulary, ...]:
     found = []
     for path in sorted(TABLES.glob("*.toml")):
         try:
-            found.append(Vocabulary.model_validate(tomllib.loads(path.read_text())))
-        except (tomllib.TOMLDecodeError, ValidationError) as error:
+            found.append(Vocabulary.model_validate(files.read_toml(path)))
+        except ValidationError as error:
             raise BadInput("bad-vocabulary", f"{path}: {error}", "fix the vocabulary table") from None
     return tuple(found)
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,17 +90,14 @@ def _normal(name: str) -> str:
 
 
 def pyproject_data(folder: Path) -> dict | None:
-    """The pyproject.toml of `folder`, read through the files door's bounds (a regular file, its size, its
-    TOML shape); None when there is none to read. Raises on invalid TOML."""
-    path = folder / "pyproject.toml"
+    """The pyproject.toml of `folder`, read by the files door's TOML reader; None when there is none.
+    BadInput when it is not TOML (codes `files.NOT_TOML`) or passes a bound."""
     try:
-        text = files.read_bytes_bounded(path).decode()
+        return files.read_toml(folder / "pyproject.toml")
     except BadInput as refused:
-        if refused.code in ("no-such-file", "is-a-directory", "unreadable"):
+        if refused.code in files.ABSENT:
             return None
         raise
-    files.check_toml_shape(text, path)
-    return tomllib.loads(text)
 
 
 def build_findings(folder: Path) -> list[Finding]:
@@ -115,8 +111,10 @@ def wheel(folder: Path) -> Wheel | None:
     pyproject = folder / "pyproject.toml"
     try:
         data = pyproject_data(folder)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        problem = _unbuildable(pyproject, f"{pyproject} is not valid TOML ({error})", "fix the TOML syntax")
+    except BadInput as refused:
+        if refused.code not in files.NOT_TOML:
+            raise
+        problem = _unbuildable(pyproject, refused.message, refused.hint)
         return Wheel("unknown", "pyproject.toml is not TOML", problems=[problem])
     if data is None:
         return None

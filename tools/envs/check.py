@@ -23,7 +23,6 @@ import json
 import os
 import re
 import time
-import tomllib
 from pathlib import Path
 from typing import Annotated
 
@@ -273,13 +272,9 @@ def _find_source(env: str, ctx: Context, python: Path, environ: dict[str, str]) 
 
 
 def _taskset_id(env: str, source: Path) -> str:
-    if (source / "pyproject.toml").is_file():
-        try:
-            name = tomllib.loads((source / "pyproject.toml").read_text()).get("project", {}).get("name")
-        except tomllib.TOMLDecodeError:
-            name = None
-        if name:
-            return str(name)
+    name = project(source).get("name")
+    if name:
+        return str(name)
     return Path(env).name.split("@")[0].replace("_", "-")
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import json
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -27,10 +26,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel
 
-from tools.envs.build import build_findings
+from tools.envs.build import build_findings, pyproject_data
 from tools.envs.identity import UNDECLARED, Identity, identify
+from tools.framework.errors import BadInput
 from tools.framework.findings import Finding, errors
-from tools.io import process
+from tools.io import files, process
 from tools.verifiers.source import base_name, exported_names, parse
 
 FIRST_V1_VERIFIERS = Version("0.2.0")
@@ -84,14 +84,17 @@ def check_package(env_dir: Path, python: Path | None = None, environ: Mapping[st
 
     pyproject = env_dir / "pyproject.toml"
     try:
-        project = tomllib.loads(pyproject.read_text()).get("project", {})
-    except OSError:
+        data = pyproject_data(env_dir)
+    except BadInput as refused:
+        if refused.code not in files.NOT_TOML:
+            raise
+        finding("bad-pyproject", refused.message, refused.hint)
+        return report
+    if data is None:
         finding("no-pyproject", f"{pyproject} does not exist",
                 "create the environment with `vf-init NAME`, or point --path at its folder")
         return report
-    except tomllib.TOMLDecodeError as error:
-        finding("bad-pyproject", f"{pyproject} is not valid TOML: {error}", "fix the TOML syntax")
-        return report
+    project = data.get("project") if isinstance(data.get("project"), dict) else {}
     report.name, report.version = project.get("name"), project.get("version")
     if not report.name:
         finding("no-project-name", f"{pyproject} has no [project].name", 'add `name = "my-env"` under [project]')

@@ -10,12 +10,12 @@ an alias becomes explicit flags. The workspace's file wins over the examples rlp
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from tools.framework.errors import BadInput
+from tools.io import files
 
 WORKSPACE_FILE = Path("configs") / "endpoints.toml"
 _SPELLINGS = {"url": ("url", "api_base_url"), "key": ("key", "api_key_var"), "type": ("type", "api_client_type")}
@@ -44,9 +44,11 @@ def registry_files(workspace: Path) -> list[Path]:
 
 def load_registry(path: Path) -> dict[str, EndpointAlias]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise BadInput("bad-endpoints-file", f"{path} is not valid TOML: {error}",
+        data = files.read_toml(path)
+    except BadInput as refused:
+        if refused.code not in files.NOT_TOML:
+            raise
+        raise BadInput("bad-endpoints-file", f"{refused.message}; it is not valid TOML",
                        "fix the file (see rlpilot's configs/endpoints.toml for the format)") from None
     entries = data.get("endpoint", [])
     if not isinstance(entries, list):

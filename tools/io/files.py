@@ -19,10 +19,12 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import secrets
 import shutil
 import stat
 import tempfile
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -137,6 +139,67 @@ def check_toml_shape(text: str, path: Path) -> None:
         what = f"{keys} keys, over {TOML_KEYS}" if keys > TOML_KEYS else f"{headers} table headers, over {TOML_HEADERS}"
         raise BadInput("toml-too-large", f"{path}: {what}, the most rlpilot reads in one TOML file",
                        "a training config holds a few hundred keys; check the file is the config you meant")
+
+
+# What `open_regular` says of a path with no file to read: a caller looking for an optional file (a folder's
+# pyproject.toml) takes these as "none there", and every other refusal as an error to show.
+ABSENT = frozenset({"no-such-file", "is-a-directory"})
+# What the TOML reader says of a file that is there but holds no TOML; a probe that only hopes for one (is this
+# folder a prime-rl checkout?) takes these as "not one", while a bound passed is still an error to show.
+NOT_TOML = frozenset({"not-toml", "invalid-toml"})
+
+
+def read_toml_text(path: Path, limit: int = CONFIG_LIMIT, root: Path | None = None) -> str:
+    """The text of a TOML file from outside, read through the bounds (a regular file, at most `limit` bytes):
+    BadInput `not-toml` for a binary file or one that is not UTF-8, which TOML requires."""
+    raw = read_bytes_bounded(path, limit, root)
+    if b"\0" in raw:
+        raise BadInput("not-toml", f"{path} is a binary file, not TOML", "pass the .toml file itself")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BadInput("not-toml", f"{path} is not UTF-8 text (byte {error.start})",
+                       "TOML files are UTF-8; re-save it as UTF-8") from None
+
+
+def parse_toml(text: str, path: Path | str) -> dict[str, Any]:
+    """`text` parsed as TOML once its shape is known to be within the bounds (`check_toml_shape`); every way it
+    can fail is a BadInput naming `path` (a file, or where the text came from) and, where known, the line."""
+    check_toml_shape(text, Path(path))
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise toml_error(path, text, str(error)) from None
+    except ValueError:  # an integer longer than Python converts from text (4300 digits)
+        line = next((n for n, row in enumerate(text.splitlines(), 1) if re.search(r"\d{4300}", row)), None)
+        raise BadInput("toml-too-large", f"{path}:{line}: a number at line {line} has thousands of digits",
+                       "no setting takes a number that long; fix the value on that line") from None
+    except RecursionError:
+        raise BadInput("toml-too-deep", f"{path}: nested too deeply to be a config",
+                       "tables and arrays in a config go a few levels deep; check it is the file you meant") from None
+
+
+def read_toml(path: Path, limit: int = CONFIG_LIMIT, root: Path | None = None) -> dict[str, Any]:
+    """The one reader of a TOML file from outside (a config, a pyproject.toml, a scenario, an endpoints file):
+    `read_toml_text` then `parse_toml`, so a FIFO, a data file, a binary file or a TOML built to swell is a
+    one-line BadInput naming the file, never a hang, a traceback or gigabytes of tables."""
+    return parse_toml(read_toml_text(path, limit, root), path)
+
+
+def toml_error(path: Path | str, text: str, reason: str) -> BadInput:
+    """Invalid TOML, with the line and column the parser (tomllib or tomlkit) named; the end of the file counts."""
+    found = re.search(r"\s*\(at line (\d+), column (\d+)\)|\s*at line (\d+) col (\d+)$", reason)
+    if found:
+        line, column = found.group(1) or found.group(3), found.group(2) or found.group(4)
+    elif "(at end of document)" in reason:
+        lines = text.splitlines() or [""]
+        line, column = str(len(lines)), str(len(lines[-1]) + 1)
+        found = re.search(r"\s*\(at end of document\)", reason)
+    else:
+        return BadInput("invalid-toml", f"{path}: invalid TOML: {reason}", "fix the syntax")
+    reason = reason.replace(found.group(0), "").strip().replace("'\\x00'", "the end of the file")
+    return BadInput("invalid-toml", f"{path}:{line}: invalid TOML at line {line}, column {column}: {reason}",
+                    "fix the syntax on that line (TOML allows each key and table once)")
 
 
 class _Inflated(io.RawIOBase):

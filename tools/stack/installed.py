@@ -10,7 +10,6 @@ import functools
 import os
 import re
 import shutil
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from tools.framework.eras import (
     variant_for_prime_rl,
 )
 from tools.framework.errors import BadInput
-from tools.io import process
+from tools.io import files, process
 from tools.stack.prime_cli import prime_environment
 
 
@@ -116,8 +115,12 @@ def find_prime_rl(explicit: Path | None, workspace: Path, environ: dict[str, str
 
 def _read_prime_rl_checkout(path: Path) -> tuple[str, str | None] | None:
     try:
-        project = tomllib.loads((path / "pyproject.toml").read_text()).get("project", {})
-    except (OSError, tomllib.TOMLDecodeError):
+        project = files.read_toml(path / "pyproject.toml").get("project")
+    except BadInput as refused:  # a folder without a pyproject.toml, or with one that is no TOML, is no checkout
+        if refused.code in files.ABSENT | files.NOT_TOML:
+            return None
+        raise
+    if not isinstance(project, dict):
         return None
     if project.get("name") != "prime-rl" or "version" not in project:
         return None

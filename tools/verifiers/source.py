@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import ast
 import sys
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.io import process
+from tools.framework.errors import BadInput
+from tools.io import files, process
 
 _NEWEST_MINOR = 20  # requires-python floors are looked for among 3.0 .. 3.20
 
@@ -48,11 +48,15 @@ def base_name(base: ast.expr) -> str | None:
 # -- which module, and which grammar ---------------------------------------------------------------
 
 def project(folder: Path) -> dict:
-    """`[project]` of the folder's pyproject.toml; empty when there is none or it is not TOML."""
+    """`[project]` of the folder's pyproject.toml; empty when there is none, it is not TOML or its `project` is
+    no table. A pyproject.toml past the files door's bounds is BadInput naming it: it is not guessed past."""
     try:
-        return tomllib.loads((folder / "pyproject.toml").read_text()).get("project", {})
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return {}
+        table = files.read_toml(folder / "pyproject.toml").get("project")
+    except BadInput as refused:
+        if refused.code in files.ABSENT | files.NOT_TOML:
+            return {}
+        raise
+    return table if isinstance(table, dict) else {}
 
 
 def module_file(source: Path) -> Path | None:

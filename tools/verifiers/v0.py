@@ -31,7 +31,6 @@ import ast
 import hashlib
 import sys
 import time
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +42,7 @@ from tools.framework.findings import Finding
 from tools.framework.workspace import rlpilot_home
 from tools.io import files, process
 from tools.verifiers.refs import local_env_dir, parse_env_ref
-from tools.verifiers.source import Grammar, base_name, module_file, parse
+from tools.verifiers.source import Grammar, base_name, module_file, parse, project
 
 V0_REQUIREMENT = "verifiers<0.4"
 INSTALL_TIMEOUT = 900.0
@@ -85,7 +84,7 @@ def detect(source: Path, grammar: Grammar | None = None) -> Generation:
             signs.append(f"{module.name} defines `load_environment`")
         if exports_taskset:
             signs.append(f"{module.name} exports a Taskset")
-    below = _requirement_below_v1(folder / "pyproject.toml")
+    below = _requirement_below_v1(folder)
     if below:
         signs.append(f"it requires {below!r}")
     if exports_taskset:
@@ -121,16 +120,16 @@ def _exports_taskset(tree: ast.Module) -> bool:
     return "Taskset" in bases or any(name in imported and "Taskset" in str(name) for name in exported)
 
 
-def _requirement_below_v1(pyproject: Path) -> str | None:
-    """The verifiers requirement when it excludes 0.4 (`<0.4`, `==0.3.1`, `~=0.2.0`), else None."""
-    try:
-        dependencies = tomllib.loads(pyproject.read_text()).get("project", {}).get("dependencies", [])
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
+def _requirement_below_v1(folder: Path) -> str | None:
+    """The verifiers requirement of the folder's pyproject.toml when it excludes 0.4 (`<0.4`, `==0.3.1`,
+    `~=0.2.0`), else None."""
     from packaging.requirements import InvalidRequirement, Requirement  # as in source.grammar_of: start-up
     from packaging.version import Version
 
-    for text in dependencies:
+    dependencies = project(folder).get("dependencies")
+    for text in dependencies if isinstance(dependencies, list) else []:
+        if not isinstance(text, str):
+            continue
         try:
             requirement = Requirement(text)
         except InvalidRequirement:
