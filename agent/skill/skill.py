@@ -23,12 +23,17 @@ import re
 import shlex
 import sys
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tools.framework.errors import BadInput
 from tools.io import files
+
+if TYPE_CHECKING:
+    from tools.stack.info import StackResult
 
 NAME = "train-with-environments"  # the seed's name, so that this one takes its place
 LAYOUTS = {
@@ -116,7 +121,10 @@ class Checker:
         self.workspace = workspace
         self.environ = prime_environment(workspace)
         self.environ.update(COLUMNS="200", NO_COLOR="1", TERM="dumb")  # help text unwrapped, without colour
-        self._helps: dict[tuple[str, ...], tuple[int, str]] = {}
+        # One `--help` per command words, however many threads need it: a playbook names `prime login` three
+        # times, and three prime start-ups at once cost seconds on a small machine.
+        self._helps: dict[tuple[str, ...], Future[tuple[int, str]]] = {}
+        self._asking = threading.Lock()
 
     def check(self, line: int, command: str) -> Verdict:
         try:
@@ -138,17 +146,26 @@ class Checker:
         return Verdict(command, line, status, why, instead if status != "ok" else "")
 
     def _help(self, argv: list[str]) -> tuple[int, str]:
+        with self._asking:
+            asked = self._helps.get(tuple(argv))
+            mine = asked is None
+            if mine:
+                asked = self._helps[tuple(argv)] = Future()
+        if mine:
+            try:
+                asked.set_result(self._ask_help(argv))
+            except BaseException as error:  # the waiting threads get it too
+                asked.set_exception(error)
+        return asked.result()
+
+    def _ask_help(self, argv: list[str]) -> tuple[int, str]:
         from tools.io import process
 
-        key = tuple(argv)
-        if key not in self._helps:
-            program = process.which(argv[0], self.environ)
-            if program is None:
-                self._helps[key] = (127, f"{argv[0]} is not installed here")
-            else:
-                done = process.run([program, *argv[1:], "--help"], env=self.environ, timeout=60)
-                self._helps[key] = (done.returncode, "\n".join([*done.stdout_tail, *done.stderr_tail]))
-        return self._helps[key]
+        program = process.which(argv[0], self.environ)
+        if program is None:
+            return 127, f"{argv[0]} is not installed here"
+        done = process.run([program, *argv[1:], "--help"], env=self.environ, timeout=60)
+        return done.returncode, "\n".join([*done.stdout_tail, *done.stderr_tail])
 
     def _by_help(self, argv: list[str], words: list[str] | None = None) -> tuple[str, str]:
         """A command exists when its `--help` works and is no deprecation notice, every flag it uses
@@ -264,12 +281,10 @@ def _last_line(text: str) -> str:
     return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
 
 
-def check_text(markdown: str, workspace: Path) -> list[Verdict]:
+def check_text(markdown: str, workspace: Path, checker: Checker | None = None) -> list[Verdict]:
     """Each command judged on its own thread: most of the time is the `--help` of a CLI that takes a second
     to start, and a playbook names a dozen of them."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    checker = Checker(workspace)
+    checker = checker or Checker(workspace)
     with ThreadPoolExecutor(max_workers=8) as pool:
         return list(pool.map(lambda found: checker.check(*found), commands(markdown)))
 
@@ -297,16 +312,22 @@ def tool_commands(names: list[str]) -> list[str]:
     return lines
 
 
-def render(workspace: Path, layout: str) -> str:
-    import prompts
-    from agent.surfaces.common import available_tools
-    from agent.surfaces.mcp_playbook import ENTRIES, PLAYBOOK_URI, RESOURCES, asks
+def installed(workspace: Path) -> StackResult:
     from tools.framework.contract import Context
     from tools.stack.info import StackInput, stack_info
 
-    stack = stack_info(StackInput(), Context(workspace=workspace))
+    return stack_info(StackInput(), Context(workspace=workspace))
+
+
+def render(stack: StackResult, layout: str) -> str:
+    import prompts
+    from agent.chat.catalog import by_name
+    from agent.surfaces.mcp_playbook import ENTRIES, PLAYBOOK_URI, RESOURCES, asks
+    from tools.framework.contract import load
+
     named = list(dict.fromkeys(name for step in prompts.steps() for name in step.tools()))
-    tools = {tool.name: tool for tool in available_tools()}
+    # Only the tools the playbook names: loading every tool's module would be most of the command's time.
+    tools = {name: load(by_name(name)) for name in named}
     front = [f"name: {NAME}", f"description: {DESCRIPTION}"] + (["alwaysApply: false"] if layout == "cursor" else [])
     lines = ["---", *front, "---", "", "# Train with environments, on this stack", "",
              f"Written by `rlpilot skill` on {date.today().isoformat()} for the stack below; every command here "
@@ -341,8 +362,15 @@ def main(argv: list[str] | None = None) -> int:
     workspace = options.workspace.resolve()
     if options.check:
         return _check(options.check, workspace, options.as_json)
-    text = render(workspace, options.layout)
-    gone = [v for v in check_text(text, workspace) if v.status == "gone"]
+    checker = Checker(workspace)
+    stack = installed(workspace)
+    with ThreadPoolExecutor(max_workers=2) as early:
+        # The stack's own commands (`prime login`, `prime train`) are asked while the rest is rendered: each
+        # `--help` of prime takes most of a second to start, as long as the render; the check finds them answered.
+        for found in commands(stack.brief()):
+            early.submit(checker.check, *found)
+        text = render(stack, options.layout)
+        gone = [v for v in check_text(text, workspace, checker) if v.status == "gone"]
     if gone:  # a bug here, never the user's: the skill names only what the stack has
         print("rlpilot skill: the skill would name commands this stack lacks:\n"
               + "\n".join(v.text() for v in gone), file=sys.stderr)
