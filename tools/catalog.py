@@ -197,7 +197,7 @@ TOOLS: tuple[ToolEntry, ...] = (
         ("eval", "samples"),
         "tools.evals.samples:eval_samples",
         Effect.READ,
-        "Show a few rollouts of an eval run (prompt, reply, reward, errors): worst, best or random.",
+        "Show a few rollouts of an eval run: prompt, reply, reward, errors.",
         slash="/samples",
     ),
     ToolEntry(
