@@ -103,12 +103,13 @@ def test_subcommand_help_lists_flags_from_the_input_model(tmp_path):
 
 
 def test_model_schemas_are_compact_but_lose_nothing():
-    from typing import Literal
+    from typing import Any, Literal
 
     from pydantic import BaseModel, Field
 
     from tools.catalog import ToolEntry
     from tools.framework.contract import Tool
+    from tools.framework.errors import BadInput
 
     class Sample(BaseModel):
         title: str = Field(description="a property that happens to be called title")
@@ -116,6 +117,14 @@ def test_model_schemas_are_compact_but_lose_nothing():
         label: str | None = None
         mode: Literal["a", "b"] = "a"
         force: bool = False
+        # Bounds a name implies go; a bound that tells the model something stays.
+        rollouts: int = Field(default=3, ge=1, le=50)
+        step: int | None = Field(default=None, ge=0)
+        budget: float | None = Field(default=None, gt=0)
+        name: str = Field(default="x", min_length=1, max_length=64)
+        # An empty mapping is what an omitted one is; any object takes more keys unless told otherwise.
+        changes: dict[str, Any]
+        reasons: dict[str, str] = {}
 
     entry = ToolEntry("sample", ("sample",), "x:y", Effect.READ, "A sample.")
     schema = Tool(entry, lambda a, c: None, Sample, ToolResult).model_schema()
@@ -126,10 +135,19 @@ def test_model_schemas_are_compact_but_lose_nothing():
             "label": {"type": "string"},
             "mode": {"default": "a", "enum": ["a", "b"]},
             "force": {"type": "boolean"},
+            "rollouts": {"default": 3, "maximum": 50, "type": "integer"},
+            "step": {"type": "integer"},
+            "budget": {"type": "number"},
+            "name": {"default": "x", "maxLength": 64, "type": "string"},
+            "changes": {"type": "object"},
+            "reasons": {"additionalProperties": {"type": "string"}, "type": "object"},
         },
-        "required": ["title"],
+        "required": ["title", "changes"],
         "type": "object",
     }
+    # The tool still holds a call to the bounds the schema leaves out.
+    with pytest.raises(BadInput, match="rollouts"):
+        Tool(entry, lambda a, c: None, Sample, ToolResult).parse({"title": "t", "changes": {}, "rollouts": 0})
 
 
 def _closed_pipe_run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:

@@ -34,10 +34,8 @@ class DiagnoseInput(BaseModel):
     source: Annotated[
         Path,
         Arg(positional=True, metavar="SOURCE"),
-        Field(description="metrics.jsonl (prime-rl, Tinker, verl's file logger), a console or JSON log, `prime "
-                          "train metrics` JSON, a TRL trainer_state.json, a W&B CSV with a step column, a run "
-                          "folder, a W&B run folder, TensorBoard event files, a Trackio .db, or a trainer's output "
-                          "folder."),
+        Field(description="A run's metrics file, log or folder, as prime-rl, Tinker, verl, TRL, W&B, TensorBoard "
+                          "or Trackio write them, or `prime train metrics` JSON."),
     ]
     config: Annotated[
         Path | None,
@@ -52,8 +50,8 @@ class DiagnoseInput(BaseModel):
     run: Annotated[
         str | None,
         Arg(metavar="NAME"),
-        Field(description="Which run, where the source holds several (a W&B folder, a Trackio database, "
-                          "TensorBoard logs): its id or name, as the error listing them says."),
+        Field(description="Which run, where the source holds several: its id or name, as the error listing "
+                          "them says."),
     ] = None
 
 

@@ -294,7 +294,7 @@ class EnvPushInput(BaseModel):
     visibility: Annotated[Literal["PUBLIC", "PRIVATE"] | None,
                           Arg(asks="visibility", prompt="Push {package} {version} from {path} to the Hub as "
                                                         "PUBLIC or PRIVATE?"),
-                          Field(description="Who may see the environment on the Hub; the user chooses.")] = None
+                          Field(description="Who may see it on the Hub; the user chooses.")] = None
     binding: Annotated[str | None, Arg(cli_only=True),
                        Field(description="The hash of the files the user confirmed; other files are not pushed.")] \
         = None

@@ -69,8 +69,8 @@ _SHOWN_SKIPS = 5
 
 class SummarizeInput(BaseModel):
     path: Annotated[Path, Arg(positional=True),
-                    Field(description="An eval run directory, its traces.jsonl or results.jsonl, or a folder of runs "
-                                      "(the newest is read).")]
+                    Field(description="An eval run folder, its traces or results file, or a folder of runs (the newest "
+                                      "is read).")]
 
 
 class RewardStats(BaseModel):

@@ -258,17 +258,26 @@ class Tool:
         return f"see `rlpilot {' '.join(self.entry.command)} --help`"
 
 
+# Bounds a field's name already implies (a count is at least 1, a step at least 0, a budget above 0, a
+# name not empty): the tool still checks them, and a call out of them gets its error.
+IMPLIED_BOUNDS = {("minimum", 0), ("minimum", 1), ("exclusiveMinimum", 0), ("minLength", 1)}
+
+
 def _compact(node: Any) -> Any:
-    """A JSON schema without titles, `format: path`, null or false defaults; optional fields unwrapped."""
+    """A JSON schema without titles, `format: path`, empty defaults, implied bounds or JSON Schema's own
+    defaults; optional fields unwrapped."""
     if isinstance(node, list):
         return [_compact(item) for item in node]
     if not isinstance(node, dict):
         return node
     compact: dict[str, Any] = {}
     for key, value in node.items():
-        # An omitted flag is off and an omitted option unset: those defaults say nothing.
-        silent_default = key == "default" and (value is None or value is False)
-        if key == "title" or (key == "format" and value == "path") or silent_default:
+        # An omitted flag is off, an omitted option unset and an omitted mapping empty: those defaults say
+        # nothing; nor does `additionalProperties: true`, which any object allows unless told otherwise.
+        silent = (key == "default" and (value is None or value is False or value in ({}, []))) \
+            or (key == "additionalProperties" and value is True) \
+            or (type(value) is int and (key, value) in IMPLIED_BOUNDS)
+        if key == "title" or (key == "format" and value == "path") or silent:
             continue
         if key == "properties":  # its keys are names, which may be "title" too
             compact[key] = {name: _compact(sub) for name, sub in value.items()}

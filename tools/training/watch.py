@@ -66,11 +66,10 @@ _HOSTED_ACTIVE = {"QUEUED", "PENDING", "RUNNING", "PAUSING"}
 
 class WatchInput(BaseModel):
     run: Annotated[str, Arg(positional=True, metavar="RUN"), Field(
-        min_length=1, description="The run id, or a run being written where its logger keeps it: a W&B run "
-                                  "folder or .wandb file, a TensorBoard event file or its folder, a Trackio .db "
-                                  "(pick a run with --run), a metrics.jsonl.")]
+        min_length=1, description="The run id, or the file or folder its logger writes: W&B, TensorBoard, a "
+                                  "Trackio .db, a metrics.jsonl.")]
     run_name: Annotated[str | None, Arg(flag="--run"), Field(
-        description="Which run, when the path holds several (a wandb/ folder, a Trackio database).")] = None
+        description="Which run, when the path holds several.")] = None
     every: Annotated[str, Field(description="How often to check: 30s, 5m, 1h.")] = "5m"
     rounds: Annotated[int | None, Field(ge=1, description="Checks to make (default: until the run ends or needs "
                                                         "a decision).")] = None
