@@ -311,6 +311,7 @@ sys.exit(1)
 
 def test_each_declared_role_gets_the_local_agent_flags_and_a_missing_module_is_one_line(tmp_path):
     from tools.envs.shortcuts import check_shortcuts
+    from tools.framework.timing import Stopwatch
     from tools.verifiers.source import Roles
 
     bin_dir = tmp_path / "venv" / "bin"
@@ -319,7 +320,7 @@ def test_each_declared_role_gets_the_local_agent_flags_and_a_missing_module_is_o
     vf_eval.write_text(_VF_EVAL_STAND_IN.format(python=sys.executable))
     vf_eval.chmod(0o755)
     check, [finding] = check_shortcuts(str(vf_eval), "duel-env", 2, tmp_path / "out", Context(workspace=tmp_path),
-                                       dict(os.environ), Roles(["white", "black"], "read"))
+                                       dict(os.environ), Roles(["white", "black"], "read"), Stopwatch())
     [call] = (bin_dir / "calls.txt").read_text().splitlines()
     assert ("--env.white.harness.id null --env.white.runtime.type subprocess --env.black.harness.id null "
             "--env.black.runtime.type subprocess") in call and "--env.agent" not in call
