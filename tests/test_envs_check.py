@@ -18,7 +18,7 @@ import pytest
 from eval_support import ENVIRONMENTS, REPO, episode, rlpilot, use_environments_venv
 
 from agent.chat.catalog import by_name
-from tools.envs.check import SHORTCUT_TASKS, EnvCheckInput, env_check, scan_file
+from tools.envs.check import CHILDREN_HOME, SHORTCUT_TASKS, EnvCheckInput, env_check, scan_file
 from tools.envs.shortcuts import KINDS, REPLIES, DegeneratePolicy, judge
 from tools.framework.contract import Context, load
 from tools.framework.errors import BadInput
@@ -105,6 +105,17 @@ def test_the_example_environments_pass(venv_workspace):
     assert list(scores) == list(KINDS) and all(s.tasks == 3 for s in scores.values())
     assert 0 < scores["echo"].max < 0.5 and scores["yes"].max == 0.0
     assert Path(result.shortcuts.traces).is_relative_to(workspace / ".rlpilot" / "shortcuts")
+    # Where the time went, adding up: the two programs' own wall times, and rlpilot's around them.
+    timing = result.timing
+    assert [program.what for program in timing.programs] == ["vf-validate", "vf-eval"]
+    assert timing.seconds == pytest.approx(sum(p.seconds for p in timing.programs) + timing.rlpilot, abs=0.003)
+    assert [part.what for part in timing.parts] == ["reading the source", "reading its roles",
+                                                    "finding where it is installed", "other"]
+    assert result.render().splitlines()[-1].startswith("took ")
+    # The children's HOME is rlpilot's and outlives the check: verifiers prepares its chat program once.
+    home = workspace / ".rlpilot" / CHILDREN_HOME
+    assert list((home / ".cache" / "verifiers" / "runtimes" / "scripts").glob("*.py"))
+    assert home.stat().st_mode & 0o077 == 0
 
 
 @pytest.mark.slow

@@ -38,7 +38,7 @@ from tools.framework.errors import BadInput
 from tools.framework.findings import Finding, errors, render
 from tools.framework.timing import Stopwatch, TimingSplit
 from tools.framework.workspace import Interpreter, rlpilot_home, search_path, workspace_interpreter
-from tools.io import process
+from tools.io import files, process
 from tools.verifiers.refs import local_env_dir, parse_env_ref, shown
 from tools.verifiers.source import (
     Grammar,
@@ -66,6 +66,12 @@ _NOT_FOUND = "not found (tried to import"  # verifiers 0.4's loader, on any Modu
 # A shortcut is a property of the rubric, not of one task: a few tasks show it, and each costs
 # one rollout per degenerate reply.
 SHORTCUT_TASKS = 5
+# The HOME of the check's children, in rlpilot's state and kept between checks (never the person's). verifiers
+# 0.4 keeps its harness's chat program under ~/.cache/verifiers (SubprocessRuntime.scripts_dir) and uv keys
+# the program's environment by that path: under a HOME new to each check, every check made it again (`uv sync
+# --script`, then each rollout byte-compiling its imports: 35 CPU-s for a 30-rollout check instead of 30) and
+# left one more environment in the person's uv cache.
+CHILDREN_HOME = "home"
 
 
 class EnvCheckInput(BaseModel):
@@ -148,9 +154,11 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
 
 def _check(args: EnvCheckInput, ctx: Context, clock: Stopwatch) -> EnvCheckResult:
     interpreter = workspace_interpreter(ctx.workspace)
+    state = rlpilot_home(ctx.workspace)
     # Its children run the environment's code: none of the person's keys, and no network unless they said yes.
-    environ = process.minimal_environment({"PATH": search_path(interpreter),
-                                           "RLPILOT_HOME": str(rlpilot_home(ctx.workspace))}, offline=not args.yes)
+    environ = process.minimal_environment({"PATH": search_path(interpreter), "RLPILOT_HOME": str(state),
+                                           "HOME": str(files.make_dirs(state / CHILDREN_HOME, private=True))},
+                                          offline=not args.yes)
     with clock.part("reading the source"):
         source = _find_source(args.env, ctx, interpreter.python, environ)
         taskset_id = _taskset_id(args.env, source)
