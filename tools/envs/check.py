@@ -111,8 +111,8 @@ class EnvCheckResult(ToolResult):
     roles: list[str] | None = Field(None, description="The roles its EnvConfig declares (verifiers 0.4), each played "
                                                       "by a chat loop in the shortcut check; None when unread.")
     findings: list[Finding]
-    timing: TimingSplit | None = Field(None, description="Where the time went: vf-validate's and vf-eval's own "
-                                                         "(their processes' wall times), and rlpilot's around them.")
+    timing: TimingSplit = Field(description="Where the time went: vf-validate's and vf-eval's own (their "
+                                            "processes' wall times), and rlpilot's around them.")
 
     def render(self) -> str:
         lines = [f"env        {self.taskset_id}  ({self.source})"]
@@ -136,7 +136,7 @@ class EnvCheckResult(ToolResult):
         if not self.findings:
             lines.append("no findings")
         lines += [render(f) for f in self.findings]
-        lines += [f"took       {self.timing.seconds:.0f} s: {self.timing.render()}"] if self.timing else []
+        lines.append(f"took       {self.timing.seconds:.0f} s: {self.timing.render()}")
         return "\n".join(lines)
 
     def exit_code(self) -> int:
@@ -148,7 +148,7 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
     must load it (vf-validate, the shortcut check), and only while nothing before rules it out."""
     clock = Stopwatch(ctx.started)
     result = _check(args, ctx, clock)
-    result.timing = clock.split()
+    result.timing = clock.split()  # again, now that the check is done
     return result
 
 
@@ -173,7 +173,7 @@ def _check(args: EnvCheckInput, ctx: Context, clock: Stopwatch) -> EnvCheckResul
         findings = list(reading.blockers) + source_findings(reading, grammar)
         api = identity.api or detect(source, grammar).api
     result = EnvCheckResult(env=args.env, source=str(source), taskset_id=taskset_id, api=api, identity=identity,
-                            validation=None, findings=findings)
+                            validation=None, findings=findings, timing=clock.split())
     findings = result.findings  # pydantic keeps a copy: what is added below goes there
     if errors(reading.blockers) or any(f.severity == "error" and f.code == "syntax-error" for f in findings):
         return result  # what would load it could only say it does not load

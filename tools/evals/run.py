@@ -112,7 +112,7 @@ def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
         result.problem = f"every rollout errored ({result.summary.errored} of {total}); most common: {top}"
         result.hint = next((row.hint for row in raised_by("eval") if row.found_in(top)),
                            "read a failed rollout with `rlpilot eval samples RUN`, fix the cause, run again")
-    result.timing = clock.split()
+    result.timing = clock.split()  # again, now that the summary is made
     return result
 
 
