@@ -18,7 +18,7 @@ import pytest
 from eval_support import ENVIRONMENTS, REPO, episode, rlpilot, use_environments_venv
 
 from agent.chat.catalog import by_name
-from tools.envs.check import SHORTCUT_TASKS, EnvCheckInput, env_check, scan_file
+from tools.envs.check import CHILDREN_HOME, SHORTCUT_TASKS, EnvCheckInput, env_check, scan_file
 from tools.envs.shortcuts import KINDS, REPLIES, DegeneratePolicy, judge
 from tools.framework.contract import Context, load
 from tools.framework.errors import BadInput
@@ -105,6 +105,17 @@ def test_the_example_environments_pass(venv_workspace):
     assert list(scores) == list(KINDS) and all(s.tasks == 3 for s in scores.values())
     assert 0 < scores["echo"].max < 0.5 and scores["yes"].max == 0.0
     assert Path(result.shortcuts.traces).is_relative_to(workspace / ".rlpilot" / "shortcuts")
+    # Where the time went, adding up: the two programs' own wall times, and rlpilot's around them.
+    timing = result.timing
+    assert [program.what for program in timing.programs] == ["vf-validate", "vf-eval"]
+    assert timing.seconds == pytest.approx(sum(p.seconds for p in timing.programs) + timing.rlpilot, abs=0.003)
+    assert [part.what for part in timing.parts] == ["reading the source", "reading its roles",
+                                                    "finding where it is installed", "other"]
+    assert result.render().splitlines()[-1].startswith("took ")
+    # The children's HOME is rlpilot's and outlives the check: verifiers prepares its chat program once.
+    home = workspace / ".rlpilot" / CHILDREN_HOME
+    assert list((home / ".cache" / "verifiers" / "runtimes" / "scripts").glob("*.py"))
+    assert home.stat().st_mode & 0o077 == 0
 
 
 @pytest.mark.slow
@@ -311,6 +322,7 @@ sys.exit(1)
 
 def test_each_declared_role_gets_the_local_agent_flags_and_a_missing_module_is_one_line(tmp_path):
     from tools.envs.shortcuts import check_shortcuts
+    from tools.framework.timing import Stopwatch
     from tools.verifiers.source import Roles
 
     bin_dir = tmp_path / "venv" / "bin"
@@ -319,7 +331,7 @@ def test_each_declared_role_gets_the_local_agent_flags_and_a_missing_module_is_o
     vf_eval.write_text(_VF_EVAL_STAND_IN.format(python=sys.executable))
     vf_eval.chmod(0o755)
     check, [finding] = check_shortcuts(str(vf_eval), "duel-env", 2, tmp_path / "out", Context(workspace=tmp_path),
-                                       dict(os.environ), Roles(["white", "black"], "read"))
+                                       dict(os.environ), Roles(["white", "black"], "read"), Stopwatch())
     [call] = (bin_dir / "calls.txt").read_text().splitlines()
     assert ("--env.white.harness.id null --env.white.runtime.type subprocess --env.black.harness.id null "
             "--env.black.runtime.type subprocess") in call and "--env.agent" not in call

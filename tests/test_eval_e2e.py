@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import socket
 import statistics
+import time
 from collections import Counter
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -98,6 +99,27 @@ def test_a_run_where_every_rollout_errors_fails_on_the_cli(workspace):
     assert not result["ok"] and "every rollout errored" in result["problem"] and "eval samples" in result["hint"]
     assert result["summary"]["verdict"] == "broken" and result["summary"]["errored"] == 1
     assert "rollouts: 1/1" in done.stderr
+
+
+def test_the_cli_says_how_long_vf_eval_took_and_how_long_rlpilot_took_around_it(workspace):
+    with ScriptedOpenAIServer(lambda request: "42") as server:
+        started = time.monotonic()
+        done = rlpilot("eval", "run", "tiny-arith", "-m", "stub-model", "--base-url", server.base_url,
+                       "--api-key-var", "STUB_API_KEY", "-n", "2", "-r", "1", "--no-upload", "--json", cwd=workspace)
+        took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    timing = json.loads(done.stdout)["timing"]
+    [program] = timing["programs"]
+    assert program["what"] == "vf-eval" and program["seconds"] > 0
+    # It adds up, to the millisecond each figure is rounded to: the command's wall time is vf-eval's and
+    # rlpilot's, and rlpilot's is its named parts' and the rest.
+    assert timing["seconds"] == pytest.approx(program["seconds"] + timing["rlpilot"], abs=0.003)
+    parts = {part["what"]: part["seconds"] for part in timing["parts"]}
+    assert timing["rlpilot"] == pytest.approx(sum(parts.values()), abs=0.003 * len(parts))
+    assert list(parts) == ["starting rlpilot", "checking the plan", "summarizing the results", "other"]
+    assert all(seconds >= 0 for seconds in parts.values()), parts
+    # It claims no time that did not pass: the process that printed it ran at least as long.
+    assert timing["seconds"] <= took
 
 
 def test_an_unreachable_endpoint_or_a_missing_key_stops_before_the_run(workspace):

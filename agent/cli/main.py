@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 from agent.chat.catalog import CATALOG, find
 from tools.catalog import GROUPS
 from tools.framework.errors import json_error
+
+# The command's start, as near the process's own as rlpilot's code gets: the time a tool reports as its
+# own (tools/framework/timing.py) includes the imports and argument parsing that come after it.
+STARTED = time.monotonic()
 
 USAGE = "usage: rlpilot COMMAND [ARGS] [--json]"
 
@@ -74,7 +79,7 @@ def _dispatch(argv: list[str]) -> int:
         return _unknown(argv, group)
     from agent.cli.tool_cli import run_command
 
-    return run_command(entry, argv[used:])
+    return run_command(entry, argv[used:], started=STARTED)
 
 
 def _unknown(argv: list[str], group: list) -> int:

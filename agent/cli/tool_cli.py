@@ -86,13 +86,13 @@ def parse_arguments(tool: Tool, argv: list[str]) -> tuple[dict[str, Any], bool]:
     return arguments, as_json
 
 
-def run_command(entry: ToolEntry, argv: list[str]) -> int:
+def run_command(entry: ToolEntry, argv: list[str], started: float | None = None) -> int:
     tool = load(entry)
     name = f"rlpilot {' '.join(entry.command)}"
     # Known before parsing, so that a usage error is a JSON document too.
     as_json = "--json" in argv
     progress = _Progress(_terminal() if sys.stderr.isatty() and not as_json else None)
-    ctx = Context(workspace=Path.cwd(), emit=progress)
+    ctx = Context(workspace=Path.cwd(), emit=progress, started=started)
     usage = io.StringIO()
     try:
         with contextlib.redirect_stderr(usage) if as_json else contextlib.nullcontext():

@@ -35,8 +35,9 @@ from tools.envs.v0 import V0Load, check_v0
 from tools.framework.contract import Arg, Context, ToolResult
 from tools.framework.errors import BadInput
 from tools.framework.findings import Finding, errors, render
+from tools.framework.timing import Stopwatch, TimingSplit
 from tools.framework.workspace import Interpreter, rlpilot_home, search_path, workspace_interpreter
-from tools.io import process
+from tools.io import files, process
 from tools.verifiers.refs import local_env_dir, parse_env_ref, shown
 from tools.verifiers.source import (
     Grammar,
@@ -64,6 +65,12 @@ _NOT_FOUND = "not found (tried to import"  # verifiers 0.4's loader, on any Modu
 # A shortcut is a property of the rubric, not of one task: a few tasks show it, and each costs
 # one rollout per degenerate reply.
 SHORTCUT_TASKS = 5
+# The HOME of the check's children, in rlpilot's state and kept between checks (never the person's). verifiers
+# 0.4 keeps its harness's chat program under ~/.cache/verifiers (SubprocessRuntime.scripts_dir) and uv keys
+# the program's environment by that path: under a HOME new to each check, every check made it again (`uv sync
+# --script`, then each rollout byte-compiling its imports: 35 CPU-s for a 30-rollout check instead of 30) and
+# left one more environment in the person's uv cache.
+CHILDREN_HOME = "home"
 
 
 class EnvCheckInput(BaseModel):
@@ -103,6 +110,8 @@ class EnvCheckResult(ToolResult):
     roles: list[str] | None = Field(None, description="The roles its EnvConfig declares (verifiers 0.4), each played "
                                                       "by a chat loop in the shortcut check; None when unread.")
     findings: list[Finding]
+    timing: TimingSplit = Field(description="Where the time went: vf-validate's and vf-eval's own (their "
+                                            "processes' wall times), and rlpilot's around them.")
 
     def render(self) -> str:
         lines = [f"env        {self.taskset_id}  ({self.source})"]
@@ -126,6 +135,7 @@ class EnvCheckResult(ToolResult):
         if not self.findings:
             lines.append("no findings")
         lines += [render(f) for f in self.findings]
+        lines.append(f"took       {self.timing.seconds:.0f} s: {self.timing.render()}")
         return "\n".join(lines)
 
     def exit_code(self) -> int:
@@ -135,24 +145,34 @@ class EnvCheckResult(ToolResult):
 def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
     """What is read from the source comes first (can it build, does it parse, which roles), then what
     must load it (vf-validate, the shortcut check), and only while nothing before rules it out."""
+    clock = Stopwatch(ctx.started)
+    result = _check(args, ctx, clock)
+    result.timing = clock.split()  # again, now that the check is done
+    return result
+
+
+def _check(args: EnvCheckInput, ctx: Context, clock: Stopwatch) -> EnvCheckResult:
     interpreter = workspace_interpreter(ctx.workspace)
+    state = rlpilot_home(ctx.workspace)
     # Its children run the environment's code: none of the person's keys, and no network unless they said yes.
-    environ = process.minimal_environment({"PATH": search_path(interpreter),
-                                           "RLPILOT_HOME": str(rlpilot_home(ctx.workspace))}, offline=not args.yes)
-    source = _find_source(args.env, ctx, interpreter.python, environ)
-    taskset_id = _taskset_id(args.env, source)
-    grammar = grammar_of(source, interpreter_grammar(interpreter.python))
-    reading = identify(source, grammar, taskset_id)
-    identity = reading.identity
-    taskset_id = identity.env_id or taskset_id
-    if identity.kind == "not-an-environment":  # no install advice: there is nothing here to install
-        raise BadInput("not-an-environment", f"{source} is {identity.shown()}",
-                       "pass an environment's folder, or make one with `vf-init NAME`")
-    _stage(ctx, 0, "reading its source")  # not before: a folder that is no environment gets its one line alone
-    findings = list(reading.blockers) + source_findings(reading, grammar)
-    api = identity.api or detect(source, grammar).api
+    environ = process.minimal_environment({"PATH": search_path(interpreter), "RLPILOT_HOME": str(state),
+                                           "HOME": str(files.make_dirs(state / CHILDREN_HOME, private=True))},
+                                          offline=not args.yes)
+    with clock.part("reading the source"):
+        source = _find_source(args.env, ctx, interpreter.python, environ)
+        taskset_id = _taskset_id(args.env, source)
+        grammar = grammar_of(source, interpreter_grammar(interpreter.python))
+        reading = identify(source, grammar, taskset_id)
+        identity = reading.identity
+        taskset_id = identity.env_id or taskset_id
+        if identity.kind == "not-an-environment":  # no install advice: there is nothing here to install
+            raise BadInput("not-an-environment", f"{source} is {identity.shown()}",
+                           "pass an environment's folder, or make one with `vf-init NAME`")
+        _stage(ctx, 0, "reading its source")  # not before: a folder that is no environment gets its one line alone
+        findings = list(reading.blockers) + source_findings(reading, grammar)
+        api = identity.api or detect(source, grammar).api
     result = EnvCheckResult(env=args.env, source=str(source), taskset_id=taskset_id, api=api, identity=identity,
-                            validation=None, findings=findings)
+                            validation=None, findings=findings, timing=clock.split())
     findings = result.findings  # pydantic keeps a copy: what is added below goes there
     if errors(reading.blockers) or any(f.severity == "error" and f.code == "syntax-error" for f in findings):
         return result  # what would load it could only say it does not load
@@ -161,10 +181,11 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
         # verifiers 0.4's vf-validate and vf-eval would only say "taskset not found".
         _stage(ctx, 1, "scoring gold and degenerate replies in a v0 runtime")
         result.v0, result.shortcuts, found = check_v0(source, taskset_id, args.num_examples, args.shortcuts, ctx,
-                                                      environ, yes=args.yes)
+                                                      environ, clock, yes=args.yes)
         findings += found
         return result
-    roles = read_roles(source, grammar, interpreter.python)
+    with clock.part("reading its roles"):
+        roles = read_roles(source, grammar, interpreter.python)
     result.roles = roles.names
     if roles.names is None:
         findings.append(Finding(code="roles-unknown", severity="info", file=str(module or source),
@@ -178,7 +199,8 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
                                 fix="add verifiers >= 0.4 to the workspace to check gold and no-op answers"))
         return result
     import_name = identity.module or taskset_id.replace("-", "_")
-    from_source = module_origin(interpreter.python, import_name, environ) is None
+    with clock.part("finding where it is installed"):
+        from_source = module_origin(interpreter.python, import_name, environ) is None
     if from_source:
         if not source.is_dir() or module is None:
             raise BadInput("env-not-installed", f"{taskset_id} is not installed in {interpreter.python}",
@@ -187,7 +209,7 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
         root = module.parent.parent if module.name == "__init__.py" else module.parent
         environ["PYTHONPATH"] = os.pathsep.join([str(root), *filter(None, [environ.get("PYTHONPATH")])])
     _stage(ctx, 1, "vf-validate: gold and no-op answers")
-    result.validation, checks = _validate(vf_validate, taskset_id, args.num_examples, ctx, environ)
+    result.validation, checks = _validate(vf_validate, taskset_id, args.num_examples, ctx, environ, clock)
     if from_source:
         # Its module is on the path, so what verifiers calls "not found" is a module it imports: one of its
         # dependencies, which are not installed either. That is the one story, not "taskset not found".
@@ -202,7 +224,7 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
         # The one part that cannot run offline: verifiers prepares the harness's uv script with UV_OFFLINE off.
         result.shortcuts, found = check_shortcuts(vf_eval, taskset_id, min(args.num_examples, SHORTCUT_TASKS),
                                                   rlpilot_home(ctx.workspace, environ) / "shortcuts", ctx,
-                                                  process.online(environ), roles)
+                                                  process.online(environ), roles, clock)
         findings += found
     return result
 
@@ -278,8 +300,8 @@ def _taskset_id(env: str, source: Path) -> str:
     return Path(env).name.split("@")[0].replace("_", "-")
 
 
-def _validate(vf_validate: str, taskset_id: str, limit: int, ctx: Context,
-              environ: dict[str, str]) -> tuple[Validation | None, list[Finding]]:
+def _validate(vf_validate: str, taskset_id: str, limit: int, ctx: Context, environ: dict[str, str],
+              clock: Stopwatch) -> tuple[Validation | None, list[Finding]]:
     folder = rlpilot_home(ctx.workspace, environ) / "validate"
     name = f"{taskset_id}--validate--{time.strftime('%Y%m%d-%H%M%S')}"
     argv = [vf_validate, taskset_id, "--runtime.type", "subprocess", "-n", str(limit), "--no-rich",
@@ -291,6 +313,7 @@ def _validate(vf_validate: str, taskset_id: str, limit: int, ctx: Context,
             ctx.emit({"type": "log", "line": line})
 
     outcome = process.run(argv, cwd=ctx.workspace, env=environ, timeout=VALIDATE_TIMEOUT, on_line=log)
+    clock.program("vf-validate", outcome.seconds)
     results = folder / name / "results.jsonl"
     if not outcome.ok or not results.is_file():
         return None, [Finding(code="validate-error", severity="error",

@@ -31,6 +31,7 @@ from tools.evals.results import locate, read_run, records
 from tools.evals.samples import episode_texts
 from tools.framework.contract import Context
 from tools.framework.findings import Finding
+from tools.framework.timing import Stopwatch
 from tools.io import process
 from tools.verifiers.source import Roles
 
@@ -164,7 +165,8 @@ def _handler(policy: DegeneratePolicy) -> type[BaseHTTPRequestHandler]:
 
 
 def check_shortcuts(vf_eval: str, taskset_id: str, tasks: int, folder: Path, ctx: Context,
-                    environ: dict[str, str], roles: Roles) -> tuple[ShortcutCheck | None, list[Finding]]:
+                    environ: dict[str, str], roles: Roles,
+                    clock: Stopwatch) -> tuple[ShortcutCheck | None, list[Finding]]:
     """Run vf-eval with every degenerate reply on each task; the replies that score are findings. Each
     declared role plays a plain chat loop here; roles that could not be read keep their own defaults."""
     name = f"{taskset_id}--shortcuts--{time.strftime('%Y%m%d-%H%M%S')}"
@@ -180,6 +182,7 @@ def check_shortcuts(vf_eval: str, taskset_id: str, tasks: int, folder: Path, ctx
         ctx.emit({"type": "log", "line": "scoring degenerate replies: " + " ".join(argv)})
         outcome = process.run(argv, cwd=ctx.workspace, env={**environ, KEY_VARIABLE: "loopback"},
                               timeout=SHORTCUT_TIMEOUT, on_line=log)
+    clock.program("vf-eval", outcome.seconds)
     traces = folder / name / "traces.jsonl"
     missing = missing_module(_output(outcome)) if not outcome.ok else None
     if missing:

@@ -19,6 +19,7 @@ from tools.envs.shortcuts import KINDS, DegeneratePolicy, ShortcutCheck, judge, 
 from tools.framework.contract import Context
 from tools.framework.errors import ToolError
 from tools.framework.findings import Finding
+from tools.framework.timing import Stopwatch
 from tools.framework.workspace import rlpilot_home
 from tools.io import process
 from tools.verifiers.v0 import V0_REQUIREMENT, _uv_environ, ensure_runtime, v0_message, v0_options
@@ -67,19 +68,22 @@ class V0Load(BaseModel):
 
 
 def check_v0(env_dir: Path, name: str, tasks: int, shortcuts: bool, ctx: Context,
-             environ: Mapping[str, str], *, yes: bool) -> tuple[V0Load | None, ShortcutCheck | None, list[Finding]]:
+             environ: Mapping[str, str], clock: Stopwatch, *,
+             yes: bool) -> tuple[V0Load | None, ShortcutCheck | None, list[Finding]]:
     """Import + `load_environment()` in the v0 runtime, then gold answers and degenerate replies through
     that release's own vf-eval against a loopback policy. The runtime is made only with the person's `yes`."""
     info = Finding(code="verifiers-v0", severity="info", file=str(env_dir), message=v0_message(name),
                    fix=f"checked with {V0_REQUIREMENT} in rlpilot's own runtime for it; {v0_options(name)}")
     try:
-        python = ensure_runtime(env_dir, ctx.workspace, environ, ctx, confirmed=yes)
+        with clock.part("preparing the environment"):
+            python = ensure_runtime(env_dir, ctx.workspace, environ, ctx, confirmed=yes)
     except ToolError as error:
         return None, None, [Finding(code=error.code, severity="error", file=str(env_dir), message=error.message,
                                     fix=error.hint)]
     module = name.replace("-", "_")
-    probe = process.run([str(python), "-c", _PROBE, module, str(tasks)], cwd=env_dir, env=_uv_environ(environ),
-                        timeout=PROBE_TIMEOUT)
+    with clock.part("loading it in the v0 runtime"):
+        probe = process.run([str(python), "-c", _PROBE, module, str(tasks)], cwd=env_dir, env=_uv_environ(environ),
+                            timeout=PROBE_TIMEOUT)
     answer = next((json.loads(line) for line in reversed(probe.stdout_tail) if line.startswith("{")), None)
     if not answer or not answer.get("ok"):
         why = answer["error"] if answer else (probe.said(2) or f"exit {probe.returncode}")
@@ -101,7 +105,7 @@ def check_v0(env_dir: Path, name: str, tasks: int, shortcuts: bool, ctx: Context
     if not shortcuts:
         return load, None, findings
     answers = {row["prompt"]: str(row["answer"]) for row in answer["sample"] if row.get("answer") not in (None, "")}
-    check, found = _score_replies(python, name, min(tasks, load.rows), answers, ctx, environ)
+    check, found = _score_replies(python, name, min(tasks, load.rows), answers, ctx, environ, clock)
     for finding in found:
         if finding.code == "shortcut-rollouts-errored" and "EmptyModelResponseError" in finding.message:
             # verifiers v0 itself refuses an empty reply before the rubric sees it: not the environment's doing.
@@ -115,7 +119,7 @@ def check_v0(env_dir: Path, name: str, tasks: int, shortcuts: bool, ctx: Context
 
 
 def _score_replies(python: Path, name: str, tasks: int, answers: dict[str, str], ctx: Context,
-                   environ: Mapping[str, str]) -> tuple[ShortcutCheck | None, list[Finding]]:
+                   environ: Mapping[str, str], clock: Stopwatch) -> tuple[ShortcutCheck | None, list[Finding]]:
     folder = rlpilot_home(ctx.workspace, environ) / "shortcuts" / f"{name}--v0--{time.strftime('%Y%m%d-%H%M%S')}"
     extra = {GOLD: lambda prompt: answers.get(prompt, "")} if answers else {}
     vf_eval = python.parent / "vf-eval"
@@ -126,6 +130,7 @@ def _score_replies(python: Path, name: str, tasks: int, answers: dict[str, str],
         outcome = process.run(argv, cwd=ctx.workspace, env={**_uv_environ(environ), KEY_VARIABLE: "loopback"},
                               timeout=EVAL_TIMEOUT,
                               on_line=lambda stream, line: ctx.emit({"type": "log", "line": line}))
+        clock.program(f"vf-eval ({V0_REQUIREMENT})", outcome.seconds)
         results = sorted(folder.glob("evals/*/*/results.jsonl"))
         if not outcome.ok or not results:
             return None, [Finding(code="shortcut-check-failed", severity="warning",

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import threading
-import time
 from pathlib import Path
 
 from pydantic import Field
@@ -22,6 +21,7 @@ from tools.evals.results import LEGACY_METADATA, LEGACY_RESULTS, locate, read_ru
 from tools.evals.summarize import EvalSummary, summarize_run
 from tools.framework.contract import Context, ToolResult
 from tools.framework.errors import ToolError
+from tools.framework.timing import Stopwatch, TimingSplit
 from tools.io import files, process
 from tools.stack.failure_texts import raised_by
 from tools.stack.prime_cli import cli_args, raise_known_failure
@@ -40,14 +40,16 @@ class EvalRunResult(ToolResult):
     run_dir: str | None = None
     evaluation_id: str | None = None
     viewer_url: str | None = None
-    seconds: float
+    timing: TimingSplit = Field(description="Where the time went: the eval program's own (its process's wall "
+                                            "time), and rlpilot's around it.")
     ok: bool
     problem: str | None = None
     hint: str | None = Field(None, description="What to do about the problem.")
     summary: EvalSummary | None = None
 
     def render(self) -> str:
-        lines = [f"ran        {' '.join(self.command)}", f"took       {self.seconds:.0f} s"]
+        lines = [f"ran        {' '.join(self.command)}",
+                 f"took       {self.timing.seconds:.0f} s: {self.timing.render()}"]
         lines += [f"results    {self.run_dir}"] if self.run_dir else []
         lines += [f"evaluation {self.evaluation_id}  {self.viewer_url}"] if self.evaluation_id else []
         lines += [f"FAILED     {self.problem}", f"fix        {self.hint}"] if self.problem else []
@@ -65,19 +67,22 @@ def eval_plan(args: EvalRunInput, ctx: Context) -> EvalPlan:
 
 
 def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
-    prepared = prepare(args, ctx)
-    if args.binding and args.binding != prepared.preview().binding():
-        raise ToolError("changed-since-preview", "the eval would now run differently from what was confirmed "
-                        "(model, URL, key variable or counts)", "look at the new preview and confirm again")
+    clock = Stopwatch(ctx.started)
+    with clock.part("checking the plan"):
+        prepared = prepare(args, ctx)
+        if args.binding and args.binding != prepared.preview().binding():
+            raise ToolError("changed-since-preview", "the eval would now run differently from what was confirmed "
+                            "(model, URL, key variable or counts)", "look at the new preview and confirm again")
     args, target, plan, environ = prepared.args, prepared.target, prepared.plan, prepared.environ
-    started = time.time()
     if plan.prepare is not None:
-        plan.prepare()
+        with clock.part("preparing the environment"):
+            plan.prepare()
     ctx.emit({"type": "log", "line": prepared.preview().where_results_go()})
     ctx.emit({"type": "log", "line": "running " + " ".join(plan.argv)})
     outcome, total = _run_with_progress(plan, args, environ, ctx)
+    clock.program(plan.form, outcome.seconds)
     result = EvalRunResult(form=plan.form, command=outcome.argv, env=args.env, model=target.model,
-                           base_url=target.base_url, upload=args.upload, seconds=time.time() - started, ok=True,
+                           base_url=target.base_url, upload=args.upload, timing=clock.split(), ok=True,
                            run_dir=str(plan.run_dir) if plan.run_dir else None)
     text = outcome.stdout_tail + outcome.stderr_tail
     if plan.form == "prime-hosted":
@@ -90,21 +95,24 @@ def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
     if not outcome.ok:
         _raise_failure(outcome, text, result)
     if plan.form == "prime-hosted" and result.evaluation_id and plan.run_dir:
-        _fetch_hosted_samples(result, plan.argv[0], plan.run_dir, environ, ctx)
+        _fetch_hosted_samples(result, plan.argv[0], plan.run_dir, environ, ctx, clock)
     results = plan.results()
     if results is None:
         if plan.form == "prime-hosted":
+            result.timing = clock.split()
             return result
         raise ToolError("no-results", f"the eval exited 0 but wrote no results file ({plan.run_dir or OUTPUT_DIR})",
                         f"look at its log: {outcome.said()}")
     result.run_dir = str(plan.run_dir or results.parent)
-    result.summary = summarize_run(read_run(locate(results)))
+    with clock.part("summarizing the results"):
+        result.summary = summarize_run(read_run(locate(results)))
     if result.summary.rollouts and result.summary.errored == result.summary.rollouts:
         top = next(iter(result.summary.errors), "unknown error")
         result.ok = False
         result.problem = f"every rollout errored ({result.summary.errored} of {total}); most common: {top}"
         result.hint = next((row.hint for row in raised_by("eval") if row.found_in(top)),
                            "read a failed rollout with `rlpilot eval samples RUN`, fix the cause, run again")
+    result.timing = clock.split()  # again, now that the summary is made
     return result
 
 
@@ -181,7 +189,7 @@ def _read_hosted_ids(result: EvalRunResult, text: list[str]) -> None:
 
 
 def _fetch_hosted_samples(result: EvalRunResult, prime: str, folder: Path, environ: dict[str, str],
-                          ctx: Context) -> None:
+                          ctx: Context, clock: Stopwatch) -> None:
     """The platform's samples, as a legacy results file, so the summary reads them like any run.
 
     Samples are optional (`.samples[].example_id?`, `.score?` in prime 0.18's help): when they
@@ -190,6 +198,7 @@ def _fetch_hosted_samples(result: EvalRunResult, prime: str, folder: Path, envir
     outcome = process.run([prime, *cli_args(["eval", "samples", str(result.evaluation_id), "-n", "1000", "-o",
                                              "json"])], cwd=ctx.workspace, env=environ, timeout=120,
                           keep_lines=1_000_000)
+    clock.program("prime eval samples", outcome.seconds)
     try:
         samples = json.loads(outcome.stdout).get("samples") or []
     except (ValueError, AttributeError):

@@ -92,6 +92,10 @@ class Context:
     # A person typing an `rlpilot` subcommand may name any path; paths from a model, an MCP
     # client, a Slack user or a chat slash command must stay inside the workspace.
     confined: bool = False
+    # When the command began (time.monotonic()), for the tools that say where their time went
+    # (tools/framework/timing.py): the CLI's own start, so its imports count as rlpilot's time; None where
+    # the command is the call itself (a chat's tool call, MCP).
+    started: float | None = None
 
     @property
     def settings(self) -> Settings:
