@@ -176,6 +176,17 @@ def test_every_reader_of_a_small_file_goes_through_the_bounds(tmp_path: Path, mo
         assert said.startswith("BadInput") and path.name in said and word in said, f"{reader}: {said}"
 
 
+def test_a_module_too_large_to_parse_is_reported_unread_not_parsed(tmp_path: Path) -> None:
+    """Python's parser builds some 400 bytes of tree per byte of dense code: a 4 MiB module took 1.6 GiB."""
+    from tools.verifiers.source import parse
+
+    module = tmp_path / "data.py"
+    module.write_text("x = [1, 2, 3]\n" * (4 * MiB // 14))
+    growth, said = peak_growth(lambda: parse(module).unread, timeout=60)
+    assert 0 <= growth < 100 * MiB, said
+    assert "data.py is 4 MiB, over the 1 MiB rlpilot reads whole" in said and "holds data, not code" in said
+
+
 def test_the_last_lines_of_a_log_of_gigabytes_cost_no_more_than_a_short_ones(tmp_path: Path) -> None:
     """`train logs` read the whole log to keep its last lines: a 1 GiB log with no newline was one line in memory."""
     from tools.training import local, records
