@@ -36,7 +36,7 @@ from tools.framework.contract import Arg, Context, ToolResult
 from tools.framework.errors import BadInput
 from tools.framework.findings import Finding, errors, render
 from tools.framework.workspace import Interpreter, rlpilot_home, search_path, workspace_interpreter
-from tools.io import process
+from tools.io import files, process
 from tools.verifiers.refs import local_env_dir, parse_env_ref, shown
 from tools.verifiers.source import (
     Grammar,
@@ -296,7 +296,8 @@ def _validate(vf_validate: str, taskset_id: str, limit: int, ctx: Context,
         return None, [Finding(code="validate-error", severity="error",
                               message=f"vf-validate failed (exit {outcome.returncode}): {outcome.said(3)}",
                               fix="fix what it says; `vf-validate ID --runtime.type subprocess -n 2` reproduces it")]
-    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    with files.BoundedLines(results) as lines:  # one line per task, each bounded: a runaway line is refused
+        rows = [json.loads(line) for line in lines if line.strip()]
     return _judge_validation(rows, results)
 
 
