@@ -1,7 +1,8 @@
 """The doors rule, read from source: which lines of a module write, copy or delete files (lock files
-included), start a process, parse TOML or build an HTTP or OpenAI client themselves, or copy the person's
-whole environment (os.environ: a child's is built by the process door), instead of through tools/io/
-(DESIGN.md, "One door per effect"). tests/test_doors.py holds agent/ and tools/ to it.
+included), read a whole file without a bound, start a process, parse TOML or build an HTTP or OpenAI client
+themselves, or copy the person's whole environment (os.environ: a child's is built by the process door),
+instead of through tools/io/ (DESIGN.md, "One door per effect"). tests/test_doors.py holds agent/ and tools/
+to it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ _MODULES = {"subprocess", "pty", "requests", "aiohttp", "urllib3", "tomllib"}
 # Methods no other type in rlpilot has under these names (pathlib's; `.replace` is left out: str has one).
 _PATH_METHODS = {"write_text", "write_bytes", "unlink", "rmdir", "mkdir", "touch", "rename", "symlink_to",
                  "hardlink_to", "chmod", "lchmod"}
+# Reads of a whole file with no bound: a FIFO hangs them, a data file or /dev/zero fills memory. The files door
+# reads with a bound in bytes (files.read_text_bounded, read_bytes_bounded, read_json_if_present, last_lines,
+# BoundedLines); rlpilot's own package data, which ships with it, through files.package_data.
+_WHOLE_READS = {"read_text", "read_bytes"}
+_OPENS = {"open", "io.open"}
 _OPENAI_NAMES = {"OpenAI", "AsyncOpenAI", "AzureOpenAI", "AsyncAzureOpenAI"}
 _WRITE_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"}
 
@@ -93,6 +99,12 @@ def _copies_environ(node: ast.AST, aliases: dict[str, str]) -> bool:
         or any(k.arg is None and _is_environ(k.value, aliases) for k in node.keywords))
 
 
+def _opens(node: ast.AST) -> bool:
+    """`open(...)`, `io.open(...)` or `PATH.open(...)`: what `.read()` with no size reads whole."""
+    return isinstance(node, ast.Call) and (_dotted(node.func) in _OPENS or isinstance(node.func, ast.Attribute)
+                                           and node.func.attr == "open")
+
+
 def offences(source: str, path: str) -> list[Offence]:
     """Every line of `source` that does a door's work itself."""
     tree = ast.parse(source, filename=path)
@@ -138,6 +150,10 @@ def offences(source: str, path: str) -> list[Offence]:
         if isinstance(node.func, ast.Attribute):
             if node.func.attr in _PATH_METHODS:
                 found.append(Offence(path, node.lineno, f"calls .{node.func.attr}()"))
+            elif node.func.attr in _WHOLE_READS:
+                found.append(Offence(path, node.lineno, f"reads a whole file unbounded (.{node.func.attr}())"))
+            elif node.func.attr == "read" and not node.args and not node.keywords and _opens(node.func.value):
+                found.append(Offence(path, node.lineno, "reads a whole file unbounded (open(...).read())"))
             elif node.func.attr == "open" and node.args and isinstance(node.args[0], ast.Constant) \
                     and _writes_mode(node, 0):  # Path.open's mode; `store.open(id)` opens no file
                 found.append(Offence(path, node.lineno, "opens a file for writing (.open)"))

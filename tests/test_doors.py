@@ -1,6 +1,6 @@
 """One door per effect (DESIGN.md): outside tools/io/, no module of agent/ or tools/ writes, copies or
-deletes files, starts a process, or builds an HTTP or OpenAI client itself. The rule reads the
-source (tests/doors.py); the second half shows that a module breaking it fails."""
+deletes files, reads a whole file without a bound, starts a process, or builds an HTTP or OpenAI client
+itself. The rule reads the source (tests/doors.py); the second half shows that a module breaking it fails."""
 
 from __future__ import annotations
 
@@ -48,6 +48,9 @@ def effects(path: Path):
     Client(api_key="k")
     tomllib.loads(path.read_text())
 import tomllib  # TOML is parsed by the files door too
+Path("/dev/zero").read_bytes()
+open(path).read()
+path.open("rb").read()
 '''
 
 
@@ -57,6 +60,8 @@ import tomllib  # TOML is parsed by the files door too
     (15, "opens a file for writing (.open)"), (16, "calls shutil.copytree"), (17, "calls shutil.rmtree"),
     (18, "calls os.remove"), (19, "calls .unlink()"), (20, "calls tempfile.mkdtemp"), (21, "calls httpx.Client"),
     (22, "calls httpx.get"), (23, "calls openai.OpenAI"), (24, "calls tomllib.loads"), (25, "imports tomllib"),
+    (24, "reads a whole file unbounded (.read_text())"), (26, "reads a whole file unbounded (.read_bytes())"),
+    (27, "reads a whole file unbounded (open(...).read())"), (28, "reads a whole file unbounded (open(...).read())"),
 ])
 def test_each_kind_of_effect_is_found(line: int, what: str) -> None:
     assert (line, what) in {(o.line, o.what) for o in offences(BAD, "bad.py")}
@@ -64,9 +69,10 @@ def test_each_kind_of_effect_is_found(line: int, what: str) -> None:
 
 def test_reads_and_the_doors_themselves_are_not_offences() -> None:
     good = ("from tools.io import files, process\nfrom pathlib import Path\n"
-            "def fine(path: Path, store):\n    path.read_text()\n    open(path)\n    path.open('rb')\n"
-            "    store.open('session-id')\n    files.write_text(path, 'x')\n    files.remove(path)\n"
-            "    process.run(['ls'], env={})\n    'a'.replace('a', 'b')\n")
+            "def fine(path: Path, store, handle):\n    files.read_text_bounded(path)\n    open(path)\n"
+            "    path.open('rb')\n    store.open('session-id')\n    files.write_text(path, 'x')\n"
+            "    files.remove(path)\n    process.run(['ls'], env={})\n    'a'.replace('a', 'b')\n"
+            "    handle.read()\n    open(path).read(4096)\n    files.package_data('tools.configs', 'x.json')\n")
     assert offences(good, "good.py") == []
 
 
@@ -97,3 +103,15 @@ def test_a_copy_of_the_persons_environment_is_found(tmp_path: Path) -> None:
     (tmp_path / "tools" / "envs").mkdir()
     (tmp_path / "tools" / "envs" / "check.py").write_text("import os\n\ndef f():\n    environ = dict(os.environ)\n")
     assert breaches(tmp_path) == ["tools/envs/check.py:4: copies os.environ (use tools/io/)"]
+
+
+def test_an_unbounded_read_of_a_whole_file_is_found(tmp_path: Path) -> None:
+    """A FIFO hangs `path.read_text()` and /dev/zero fills memory through it: outside the doors, a file is read
+    with a bound in bytes (files.read_text_bounded and its kin), rlpilot's own package data by files.package_data."""
+    (tmp_path / "tools" / "io").mkdir(parents=True)
+    (tmp_path / "tools" / "io" / "files.py").write_text("from pathlib import Path\nPath('x').read_bytes()\n")
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "status.py").write_text(
+        "import json\nfrom pathlib import Path\n\ndef status(run: Path):\n"
+        "    return json.loads((run / 'exit.json').read_text())\n")
+    assert breaches(tmp_path) == ["agent/status.py:5: reads a whole file unbounded (.read_text()) (use tools/io/)"]

@@ -71,6 +71,43 @@ def test_a_read_inside_a_root_refuses_dot_dot_absolute_and_links_out(tmp_path: P
             files.read_text_bounded(root / name, root=root)
 
 
+def test_an_optional_file_is_none_only_where_there_is_none(tmp_path: Path) -> None:
+    """A missing file, a folder, or a path through a file is "none there"; a FIFO or a file past the bound is
+    there, and refused with a line that names it: never a hang, never silently nothing."""
+    (tmp_path / "a-file").write_text("x")
+    for absent in ("missing.json", ".", "a-file/HEAD"):
+        assert files.read_bytes_if_present(tmp_path / absent) is None
+        assert files.read_json_if_present(tmp_path / absent) is None
+    os.mkfifo(tmp_path / "fifo.json")
+    with pytest.raises(BadInput, match="fifo.json is a FIFO"):
+        files.read_json_if_present(tmp_path / "fifo.json")
+    (tmp_path / "big.json").write_text("[" + "0," * 600 + "0]")
+    with pytest.raises(BadInput, match=r"big.json is 1.2 KiB, over the 1 KiB rlpilot reads whole") as refused:
+        files.read_json_if_present(tmp_path / "big.json", limit=1024)
+    assert "move it aside" in refused.value.hint
+    (tmp_path / "torn.json").write_text('{"returncode": ')
+    assert files.read_json_if_present(tmp_path / "torn.json") is None  # half written: says nothing
+    (tmp_path / "exit.json").write_text('{"returncode": 0}')
+    assert files.read_json_if_present(tmp_path / "exit.json") == {"returncode": 0}
+
+
+def test_the_last_lines_of_a_log_come_from_its_end_alone(tmp_path: Path) -> None:
+    log = tmp_path / "output.log"
+    assert files.last_lines(log, 3) == []  # no log yet
+    log.write_text("".join(f"line {n}\n" for n in range(1000)))
+    assert files.last_lines(log, 3) == ["line 997", "line 998", "line 999"]
+    # Each line is 9 bytes: a line the bound cuts is left out, one it starts exactly is kept.
+    assert files.last_lines(log, 100, limit=36) == ["line 996", "line 997", "line 998", "line 999"]
+    assert files.last_lines(log, 100, limit=35) == ["line 997", "line 998", "line 999"]
+    os.mkfifo(tmp_path / "fifo.log")
+    with pytest.raises(BadInput, match="is a FIFO"):
+        files.last_lines(tmp_path / "fifo.log", 3)
+
+
+def test_rlpilots_own_package_data_is_read_by_its_package_and_name() -> None:
+    assert files.package_data("tools.configs", "renderer_map.json").startswith(b"{")
+
+
 def test_a_size_reads_as_a_person_writes_it() -> None:
     sizes = [812, 3482, 8 << 20, int(79.0491 * (1 << 20)), 2254857830]
     assert [files.describe_size(size) for size in sizes] == ["812 bytes", "3.4 KiB", "8 MiB", "79 MiB", "2.1 GiB"]

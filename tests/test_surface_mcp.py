@@ -254,3 +254,19 @@ def test_an_ide_session_is_titled_by_its_first_command(tmp_path):
     anyio.run(session)
     [listed] = Store(tmp_path / "state").list()
     assert listed["title"] == "rlpilot stack"  # the command a person would type, not the tool's name
+
+
+def test_a_picture_past_its_bound_is_said_in_words_not_attached(tmp_path):
+    """The picture was read whole to attach it: /dev/zero's kin or a data file named as the output filled memory."""
+    from agent.chat.outcome import Outcome
+    from agent.surfaces.mcp_server import _result
+    from tools.diagnose.plot import PlotResult
+    from tools.io.files import PICTURE_LIMIT
+
+    picture = tmp_path / "curves.png"
+    with picture.open("wb") as out:
+        out.truncate(PICTURE_LIMIT + 1)  # sparse: nothing is written
+    answer = _result(Outcome.ran("metrics_plot", PlotResult(output=str(picture), series=["reward"], steps=[0, 9])))
+    assert [c.type for c in answer.content] == ["text", "text"]
+    assert "the picture is not attached: " in answer.content[1].text
+    assert "curves.png is 32 MiB, over the 32 MiB rlpilot reads whole" in answer.content[1].text

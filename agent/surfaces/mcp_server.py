@@ -46,6 +46,7 @@ from tools.catalog import Effect, Shows
 from tools.framework.contract import Context, Event, Tool
 from tools.framework.errors import ToolError
 from tools.framework.workspace import rlpilot_home
+from tools.io import files
 from tools.text.secrets import redact, redacted
 
 TOKEN_FIELD = "confirm_token"
@@ -251,9 +252,15 @@ def _result(outcome: Outcome) -> types.CallToolResult:
         content: list[Any] = [types.TextContent(text=redact(outcome.result.render()))]
         picture = Path(str(getattr(outcome.result, "output", "")))
         if shows(outcome.tool) is Shows.IMAGE and outcome.status == "ran" and picture.is_file():
-            # The picture itself, for a client that shows images; the file stays where `output` says.
-            content.append(types.ImageContent(data=base64.b64encode(picture.read_bytes()).decode(),
-                                              mimeType=mimetypes.guess_type(picture.name)[0] or "image/png"))
+            # The picture itself, for a client that shows images; the file stays where `output` says. One that
+            # cannot be sent is said in words: the plot was drawn all the same.
+            try:
+                data = files.read_bytes_bounded(picture, files.PICTURE_LIMIT, hint=f"open {picture} itself")
+            except ToolError as refused:
+                content.append(types.TextContent(text=f"the picture is not attached: {refused.one_line()}"))
+            else:
+                content.append(types.ImageContent(data=base64.b64encode(data).decode(),
+                                                  mimeType=mimetypes.guess_type(picture.name)[0] or "image/png"))
         return types.CallToolResult(content=content, structured_content=json.loads(redact(json.dumps(outcome.data))))
     return _error(redact(outcome.failure_text()), {"error": redacted(outcome.error)} if outcome.error else None)
 

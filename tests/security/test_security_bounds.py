@@ -128,5 +128,6 @@ def test_each_bound_is_listed_in_the_docs():
                          (http, "BODY_BYTES"), (http, "REPLY_BYTES"), (files, "INFLATION_LIMIT"),
                          (files, "INFLATED_FLOOR"), (files, "TOML_KEY_DEPTH"), (files, "TOML_KEYS"),
                          (files, "TOML_HEADERS"), (files, "CONFIG_LIMIT"), (files, "LINE_LIMIT"),
+                         (files, "SOURCE_LIMIT"), (files, "PICTURE_LIMIT"), (files, "LOG_TAIL_LIMIT"),
                          (rollouts, "ANSWER_SCAN_CHARS")):
         assert f"`{name}`" in text and hasattr(module, name), name

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from security_support import cli, make_fifo, peak_growth
+from security_support import MiB, cli, make_fifo, peak_growth
 
 from tools.framework.errors import BadInput
 from tools.io.files import CONFIG_LIMIT, BoundedLines, read_text_bounded
@@ -129,3 +129,73 @@ def test_the_toml_reader_names_the_file_and_line_of_what_is_not_toml(tmp_path: P
     path.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
     with pytest.raises(BadInput, match="nested too deeply"):
         files.read_toml(path)
+
+
+# -- a small file another program writes (an exit status, a login, a push's metadata, a run record) -------------
+
+def _small_file_readers(folder: Path) -> dict[str, tuple[Path, object]]:
+    """Each reader of a small file that may be missing: the file it reads under `folder`, and the call."""
+    from tools.stack import prime_cli
+    from tools.training import local, records
+    from tools.verifiers.refs import pushed_hub_id
+
+    run = records.RunRecord(id="r1", target="local", config="rl.toml", started_at=records.now())
+    login = folder / "home" / ".prime" / "config.json"
+
+    def logged_in():
+        prime_cli.PRIME_CONFIG = login  # the person's own is never touched
+        return prime_cli.prime_login({})
+
+    return {"exit status": (records.run_dir(folder, "r1") / "exit.json", lambda: local.exit_status(run, folder)),
+            "prime login": (login, logged_in),
+            "pushed hub id": (folder / ".prime" / ".env-metadata.json", lambda: pushed_hub_id(folder)),
+            "run record": (records.run_dir(folder, "r1") / "record.json", lambda: records.load(folder, "r1"))}
+
+
+@pytest.mark.parametrize("kind", ["missing", "fifo", "too-large"])
+@pytest.mark.parametrize("reader", ["exit status", "prime login", "pushed hub id", "run record"])
+def test_every_reader_of_a_small_file_goes_through_the_bounds(tmp_path: Path, monkeypatch, reader: str,
+                                                              kind: str) -> None:
+    """They took `json.loads(path.read_text())` (or pydantic's of it): a FIFO hung them, /dev/zero or a data file
+    was read whole. A missing file is still "none", as it was; a FIFO or a file past the bound is one line
+    naming the file, its size and the bound."""
+    monkeypatch.delenv("RLPILOT_HOME", raising=False)
+    path, read = _small_file_readers(tmp_path)[reader]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        make_fifo(path)
+    elif kind == "too-large":
+        path.write_text('{"returncode": 0, "api_key": "k", "owner": "o", "name": "n", "pad": "' + "x" * CONFIG_LIMIT
+                        + '"}')
+    growth, said = peak_growth(read, timeout=60)  # a hang is the fault: a generous bound
+    assert growth >= 0, f"{reader}: {said}"
+    if kind == "missing":
+        assert said in ("None", "(False, None)"), f"{reader}: {said}"
+    else:
+        word = "is a FIFO" if kind == "fifo" else "is 8 MiB, over the 8 MiB rlpilot reads whole"
+        assert said.startswith("BadInput") and path.name in said and word in said, f"{reader}: {said}"
+
+
+def test_a_module_too_large_to_parse_is_reported_unread_not_parsed(tmp_path: Path) -> None:
+    """Python's parser builds some 400 bytes of tree per byte of dense code: a 4 MiB module took 1.6 GiB."""
+    from tools.verifiers.source import parse
+
+    module = tmp_path / "data.py"
+    module.write_text("x = [1, 2, 3]\n" * (4 * MiB // 14))
+    growth, said = peak_growth(lambda: parse(module).unread, timeout=60)
+    assert 0 <= growth < 100 * MiB, said
+    assert "data.py is 4 MiB, over the 1 MiB rlpilot reads whole" in said and "holds data, not code" in said
+
+
+def test_the_last_lines_of_a_log_of_gigabytes_cost_no_more_than_a_short_ones(tmp_path: Path) -> None:
+    """`train logs` read the whole log to keep its last lines: a 1 GiB log with no newline was one line in memory."""
+    from tools.training import local, records
+
+    run = records.RunRecord(id="r1", target="local", config="rl.toml", started_at=records.now())
+    log = tmp_path / "output.log"
+    with log.open("wb") as out:
+        out.truncate(1 << 30)  # a gigabyte of one line, sparse on disk
+        out.seek(1 << 30)
+        out.write(b"\nstep 99 done\n")
+    growth, said = peak_growth(lambda: local.log_lines(run, tmp_path, None, 200, whole=log), timeout=60)
+    assert 0 <= growth < 100 * MiB and said == "['step 99 done']", said

@@ -260,7 +260,7 @@ def write_config(path: Path, old_text: str, new_text: str, workspace: Path) -> P
     Under the file's lock, and only while the file still holds `old_text`: an edit computed from
     a version another process has since replaced would silently undo that process's edit."""
     with locked(path, workspace):
-        current = path.read_bytes() if path.is_file() else None
+        current = files.read_bytes_if_present(path)
         if current is not None and current != old_text.encode("utf-8"):
             raise ToolError("config-changed", f"{path} changed while this edit was being prepared; nothing was "
                             "written", "run the command again: it will start from the file as it is now")
@@ -337,8 +337,8 @@ def _restore(path: Path, workspace: Path) -> RestoreResult:
     if not saved:  # another process restored the last one meanwhile
         raise _no_backup(path, workspace)
     latest = saved[-1]
-    old_text = latest.read_text()
-    current = path.read_text() if path.is_file() else ""
+    old_text = files.read_text_bounded(latest)
+    current = files.read_text_if_present(path) or ""
     atomic_write(path, old_text)
     files.remove(latest)
     return RestoreResult(path=str(path), backup=str(latest), diff=unified_diff(path, current, old_text))

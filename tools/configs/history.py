@@ -24,16 +24,15 @@ from typing import Any
 from tools.configs.document import is_table_array
 from tools.framework.eras import Dialect, Kind
 from tools.framework.errors import ToolError
-from tools.io import process
+from tools.io import files, process
 
-_FILE = Path(__file__).with_name("prime_rl_history.json.gz")
 # A kind's keys sit in the table of this kind (an overlay is its base's; the rest are their own).
 _TABLE_KIND = {Kind.OVERLAY: Kind.RL}
 
 
 @functools.cache
 def _history() -> dict[str, Any]:
-    return json.loads(gzip.decompress(_FILE.read_bytes()))
+    return json.loads(gzip.decompress(files.package_data(__package__, "prime_rl_history.json.gz")))
 
 
 def commits() -> list[tuple[str, str]]:

@@ -19,12 +19,12 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tools.configs.dialects import LAB_SECTIONS
 from tools.configs.document import is_table_array
 from tools.framework.eras import Dialect, Kind, Variant
+from tools.io import files
 
 RELEASES: dict[Dialect, tuple[str, ...]] = {
     Dialect.CLASSIC: ("v0.3.0", "v0.4.0", "v0.5.0"),
@@ -38,7 +38,7 @@ KINDS = ("rl", "trainer", "orchestrator", "inference", "env-server", "sft", "eva
 
 @functools.cache
 def _graph() -> dict[str, Any]:
-    return json.loads((Path(__file__).with_name("upstream_keys.json")).read_text())
+    return json.loads(files.package_data(__package__, "upstream_keys.json"))
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,9 @@ def _write(output: Path, data: bytes, ctx: Context) -> None:
     if output.exists():
         backups = rlpilot_home(ctx.workspace) / "plot-backups"
         files.make_dirs(backups, private=True)
-        atomic_write(backups / f"{output.stem}-{time.time_ns()}{output.suffix}", output.read_bytes(), private=True)
+        kept = files.read_bytes_bounded(output, files.PICTURE_LIMIT, hint="that is no plot rlpilot drew; move it "
+                                        "away yourself, or name a new image file with -o")
+        atomic_write(backups / f"{output.stem}-{time.time_ns()}{output.suffix}", kept, private=True)
     atomic_write(output, data)
 
 

@@ -319,7 +319,8 @@ def _validate(vf_validate: str, taskset_id: str, limit: int, ctx: Context, envir
         return None, [Finding(code="validate-error", severity="error",
                               message=f"vf-validate failed (exit {outcome.returncode}): {outcome.said(3)}",
                               fix="fix what it says; `vf-validate ID --runtime.type subprocess -n 2` reproduces it")]
-    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    with files.BoundedLines(results) as lines:  # one line per task, each bounded: a runaway line is refused
+        rows = [json.loads(line) for line in lines if line.strip()]
     return _judge_validation(rows, results)
 
 

@@ -399,10 +399,12 @@ def _pushed_files(folder: Path) -> list[Path]:
     return kept
 
 
-def _fingerprint(folder: Path, files: list[Path]) -> str:
+def _fingerprint(folder: Path, pushed: list[Path]) -> str:
     digest = hashlib.sha256()
-    for path in files:
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    for path in pushed:
+        with files.open_regular(path) as handle:  # streamed: a large data file in the package costs no memory
+            content = hashlib.file_digest(handle, "sha256").digest()
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + content)
     return digest.hexdigest()
 
 

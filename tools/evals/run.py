@@ -20,7 +20,7 @@ from tools.evals.plan import EVALUATIONS_URL, EvalPlan, prepare
 from tools.evals.results import LEGACY_METADATA, LEGACY_RESULTS, locate, read_run
 from tools.evals.summarize import EvalSummary, summarize_run
 from tools.framework.contract import Context, ToolResult
-from tools.framework.errors import ToolError
+from tools.framework.errors import BadInput, ToolError
 from tools.framework.timing import Stopwatch, TimingSplit
 from tools.io import files, process
 from tools.stack.failure_texts import raised_by
@@ -28,6 +28,9 @@ from tools.stack.prime_cli import cli_args, raise_known_failure
 
 VIEWER_URL = EVALUATIONS_URL + "/{id}"
 _POLL_SECONDS = 0.5
+# What the progress poll reads of the results file at a time: it counts lines, so a burst of rollouts between
+# two polls (each a whole message graph) is never held at once.
+_PROGRESS_CHUNK = 1 << 20
 
 
 class EvalRunResult(ToolResult):
@@ -140,11 +143,14 @@ def _run_with_progress(plan: Plan, args: EvalRunInput, environ: dict[str, str], 
         seen["path"] = seen["path"] or (plan.progress or plan.results)()
         if seen["path"] is None:
             return
-        with seen["path"].open("rb") as handle:
-            handle.seek(seen["offset"])
-            chunk = handle.read()
-        seen["lines"] += chunk.count(b"\n")
-        seen["offset"] += len(chunk)
+        try:
+            with files.open_regular(seen["path"]) as handle:
+                handle.seek(seen["offset"])
+                while chunk := handle.read(_PROGRESS_CHUNK):
+                    seen["lines"] += chunk.count(b"\n")
+                    seen["offset"] += len(chunk)
+        except BadInput:  # progress is a courtesy: the results are read, and a fault in them named, at the end
+            return
         report(seen["lines"])
 
     def watch() -> None:

@@ -2,9 +2,12 @@
 
 Reads (docs/architecture.md, "The doors: one module per effect") are bounded. Regular files only: a device
 (`/dev/zero`), a FIFO or a socket is refused before anything is read from it, and opened without
-blocking, so a FIFO with no writer cannot hang a check. A config is read whole up to
-`CONFIG_LIMIT`; metrics, logs and traces are streamed line by line, with `LINE_LIMIT` on one
-line's length, and a compressed one inflates at most `INFLATION_LIMIT` times its size.
+blocking, so a FIFO with no writer cannot hang a check. A config (or a record, a metadata file, a
+script) is read whole up to `CONFIG_LIMIT`, a Python module up to `SOURCE_LIMIT`, a picture up to
+`PICTURE_LIMIT`; a log's last lines come from its last `LOG_TAIL_LIMIT` bytes; metrics, logs and
+traces are streamed line by line, with `LINE_LIMIT` on one line's length, and a compressed one
+inflates at most `INFLATION_LIMIT` times its size. rlpilot's own package data (`package_data`) is
+the one thing read whole without a bound: it ships with rlpilot.
 
 Writes are atomic (a temporary file beside the target, then a rename) and never go through a
 symlink: a target that is a symlink, dangling or not, is refused, and so is one whose folder
@@ -38,6 +41,17 @@ MiB = 1 << 20
 # Real training configs are a few KiB; the largest in the corpus of published prime-rl configs is
 # under 20 KiB. 8 MiB keeps any hand-written config readable while refusing a data file.
 CONFIG_LIMIT = 8 * MiB
+_CONFIG_HINT = "pass the config file itself, not a data file"  # what to do about a file past the bound, unless told
+# A Python module read whole, to be parsed (an environment's source) or searched (prime-rl's config source).
+# Python's parser builds some 400 bytes of tree per byte of dense code, so 1 MiB can take 400 MiB; the largest
+# module of prime-rl or of a published environment is under 200 KiB, and a larger one holds data, not code.
+SOURCE_LIMIT = 1 * MiB
+# A picture read whole: a plot sent to an MCP client, or kept before it is drawn again. rlpilot's plots are
+# 460x200 panels, a few hundred KiB as PNG and a few MiB as an uncompressed TIFF of every series.
+PICTURE_LIMIT = 32 * MiB
+# The end of a log read for its last lines (`train logs --tail`, at most 5000 of them; a failed server's last
+# three): 8 MiB holds 5000 lines of 1.6 KiB, however long the log itself has grown.
+LOG_TAIL_LIMIT = 8 * MiB
 # A TOML's shape, read before any parser builds it (a parser's tables for a few MiB of `[a.a.a...]` fill
 # gigabytes). The deepest prime-rl key is six parts (inference.deployment.kv_cache_offload.cpu_bytes); its
 # configs hold a few hundred keys and a few dozen headers.
@@ -90,7 +104,7 @@ def open_regular(path: Path, root: Path | None = None) -> IO[bytes]:
         path = inside(path, root)
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a path through a file (`.git/HEAD` where .git is a file)
         raise BadInput("no-such-file", f"{path}: no such file", "check the path") from None
     except IsADirectoryError:
         raise BadInput("is-a-directory", f"{path} is a directory, not a file", "pass the file itself") from None
@@ -98,9 +112,12 @@ def open_regular(path: Path, root: Path | None = None) -> IO[bytes]:
         raise BadInput("unreadable", f"{path}: cannot be read ({error.strerror})",
                        "check the path and its permissions") from None
     mode = os.fstat(descriptor).st_mode
+    if stat.S_ISDIR(mode):  # Linux opens a folder for reading without an error: said here, as for other systems
+        os.close(descriptor)
+        raise BadInput("is-a-directory", f"{path} is a directory, not a file", "pass the file itself")
     if not stat.S_ISREG(mode):
         os.close(descriptor)
-        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+        kind = ("a FIFO" if stat.S_ISFIFO(mode)
                 else "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
                 else "not a regular file")
         raise BadInput("not-a-regular-file", f"{path} is {kind}, not a regular file",
@@ -108,20 +125,23 @@ def open_regular(path: Path, root: Path | None = None) -> IO[bytes]:
     return os.fdopen(descriptor, "rb")
 
 
-def read_bytes_bounded(path: Path, limit: int = CONFIG_LIMIT, root: Path | None = None) -> bytes:
-    """The whole of a regular file of at most `limit` bytes; a larger one is refused, naming the limit."""
+def read_bytes_bounded(path: Path, limit: int = CONFIG_LIMIT, root: Path | None = None, *,
+                       hint: str = _CONFIG_HINT) -> bytes:
+    """The whole of a regular file of at most `limit` bytes; a larger one is refused, naming its size, the limit
+    and, in `hint`, what to do about a file of its kind that big."""
     with open_regular(path, root) as handle:
         size = os.fstat(handle.fileno()).st_size
         data = handle.read(limit + 1) if size <= limit else b""
     if size > limit or len(data) > limit:
         raise BadInput("file-too-large", f"{path} is {describe_size(max(size, len(data)))}, over the "
-                       f"{describe_size(limit)} rlpilot reads whole", "pass the config file itself, not a data file")
+                       f"{describe_size(limit)} rlpilot reads whole", hint)
     return data
 
 
-def read_text_bounded(path: Path, limit: int = CONFIG_LIMIT, root: Path | None = None) -> str:
+def read_text_bounded(path: Path, limit: int = CONFIG_LIMIT, root: Path | None = None, *,
+                      hint: str = _CONFIG_HINT) -> str:
     """Like `read_bytes_bounded`, decoded as UTF-8 (undecodable bytes replaced)."""
-    return read_bytes_bounded(path, limit, root).decode("utf-8", errors="replace")
+    return read_bytes_bounded(path, limit, root, hint=hint).decode("utf-8", errors="replace")
 
 
 def check_toml_shape(text: str, path: Path) -> None:
@@ -147,6 +167,65 @@ ABSENT = frozenset({"no-such-file", "is-a-directory"})
 # What the TOML reader says of a file that is there but holds no TOML; a probe that only hopes for one (is this
 # folder a prime-rl checkout?) takes these as "not one", while a bound passed is still an error to show.
 NOT_TOML = frozenset({"not-toml", "invalid-toml"})
+
+
+def read_bytes_if_present(path: Path, limit: int = CONFIG_LIMIT, *,
+                          hint: str = _CONFIG_HINT) -> bytes | None:
+    """`read_bytes_bounded` of a file that may not be there: None where there is none to read (ABSENT). A file
+    that is there but refused (a FIFO, past `limit`, unreadable) is no missing file: that is raised."""
+    try:
+        return read_bytes_bounded(path, limit, hint=hint)
+    except BadInput as refused:
+        if refused.code in ABSENT:
+            return None
+        raise
+
+
+def read_text_if_present(path: Path, limit: int = CONFIG_LIMIT, *,
+                         hint: str = _CONFIG_HINT) -> str | None:
+    """`read_bytes_if_present`, decoded as UTF-8 (undecodable bytes replaced)."""
+    data = read_bytes_if_present(path, limit, hint=hint)
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def read_json_if_present(path: Path, limit: int = CONFIG_LIMIT) -> Any:
+    """The JSON value of a small file another program writes (a run's exit status, a login, a push's metadata),
+    or None where it says nothing: no file (ABSENT), or one that holds no JSON (half written, damaged). A file
+    that is there but refused (a FIFO, past `limit`, unreadable) is raised, naming it."""
+    import json
+
+    data = read_bytes_if_present(path, limit, hint="it is not the small JSON file rlpilot expects there; move it "
+                                                   "aside")
+    try:
+        return None if data is None else json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
+def last_lines(path: Path, count: int, limit: int = LOG_TAIL_LIMIT) -> list[str]:
+    """The last `count` lines of a log, read from its last `limit` bytes only, so a log of gigabytes costs no
+    more than a short one (a line cut by the bound is left out); [] where there is no log yet (ABSENT)."""
+    try:
+        with open_regular(path) as handle:
+            start = max(0, os.fstat(handle.fileno()).st_size - limit)
+            handle.seek(max(0, start - 1))  # the byte before, to tell whether `start` begins a line
+            data = handle.read(limit + 1 if start else limit)
+    except BadInput as refused:
+        if refused.code in ABSENT:
+            return []
+        raise
+    if start:
+        data = data.partition(b"\n")[2]
+    return data.decode("utf-8", errors="replace").splitlines()[-count:]
+
+
+def package_data(package: str, name: str) -> bytes:
+    """The data file `name` shipped inside rlpilot's own package `package` (a key table, the prime-rl history):
+    ours, built with rlpilot and its size known then, so read whole without a bound. A package's own files only:
+    callers name them by literals, never by a path from outside."""
+    from importlib import resources  # only the few commands that read a table load it
+
+    return resources.files(package).joinpath(name).read_bytes()
 
 
 def read_toml_text(path: Path, limit: int = CONFIG_LIMIT, root: Path | None = None) -> str:

@@ -72,9 +72,9 @@ def _declared_version(script: Path) -> str | None:
     the metadata beside the interpreter its first line names: no program started (prime takes a second
     and more to say `--version`). None for a program that is no such script (uv is a binary)."""
     try:
-        with script.open("rb") as handle:
+        with files.open_regular(script) as handle:  # a FIFO on PATH must not hang the probe
             first = handle.readline(512)
-    except OSError:
+    except BadInput:  # no script to read: the program itself is asked
         return None
     if not first.startswith(b"#!") or b"python" not in first:
         return None
@@ -82,11 +82,13 @@ def _declared_version(script: Path) -> str | None:
     entry = re.compile(rf"^\s*{re.escape(script.name)}\s*=", re.M)
     for site in interpreter.parent.parent.glob("lib/python3*/site-packages"):
         for info in site.glob("*.dist-info"):
+            # Any refusal (no file, a FIFO, past the bound) reads as "not declared here": the program itself is
+            # asked then, which gives the right version anyway.
             try:
-                if entry.search((info / "entry_points.txt").read_text(errors="replace")):
-                    version = re.search(r"^Version:\s*(\S+)", (info / "METADATA").read_text(errors="replace"), re.M)
+                if entry.search(files.read_text_bounded(info / "entry_points.txt")):
+                    version = re.search(r"^Version:\s*(\S+)", files.read_text_bounded(info / "METADATA"), re.M)
                     return version.group(1) if version else None
-            except OSError:
+            except BadInput:
                 continue
     return None
 
@@ -130,11 +132,11 @@ def _read_prime_rl_checkout(path: Path) -> tuple[str, str | None] | None:
 def _git_commit(git_dir: Path) -> str | None:
     """The checked-out commit, read from the files so no git binary is needed."""
     try:
-        head = (git_dir / "HEAD").read_text().strip()
+        head = files.read_text_bounded(git_dir / "HEAD").strip()
         if head.startswith("ref: "):
-            return (git_dir / head[5:]).read_text().strip()
+            return files.read_text_bounded(git_dir / head[5:]).strip()
         return head
-    except OSError:
+    except BadInput:  # the commit only annotates the checkout: one that cannot be told is shown as unknown
         return None
 
 
@@ -152,8 +154,10 @@ class Installed:
         if not self.prime_rl_version:
             return None
         configs = Path(self.prime_rl_path or ".") / "packages/prime-rl-configs/src/prime_rl/configs"
+        hint = f"that is not prime-rl's config source; check the checkout at {self.prime_rl_path}"
         monitors = self.prime_rl_path is not None and any(
-            "class MonitorsConfig" in source.read_text(errors="replace") for source in configs.glob("*.py"))
+            "class MonitorsConfig" in files.read_text_bounded(source, files.SOURCE_LIMIT, hint=hint)
+            for source in configs.glob("*.py"))
         return variant_for_prime_rl(self.prime_rl_version, monitors)
 
     def expectations(self, runs: Kind | None = None) -> list[tuple[Dialect, str]]:
@@ -199,9 +203,13 @@ def _installed_version(program: str, environ: dict[str, str]) -> str | None:
         return None
     prefix = Path(found).resolve().parent.parent
     for metadata in sorted(prefix.glob(f"lib/python3*/site-packages/{program}-*.dist-info/METADATA")):
-        for line in metadata.read_text(errors="replace").splitlines():
-            if line.startswith("Version: "):
-                return line.removeprefix("Version: ").strip()
-            if not line.strip():
-                break
+        try:
+            with files.BoundedLines(metadata, text=True) as lines:  # the headers only: they end at a blank line
+                for line in lines:
+                    if line.startswith("Version: "):
+                        return line.removeprefix("Version: ").strip()
+                    if not line.strip():
+                        break
+        except BadInput:  # unreadable metadata declares nothing: `prime --version` is asked instead
+            continue
     return None

@@ -17,7 +17,7 @@ from typing import Any
 from tools.framework.contract import Context
 from tools.framework.errors import ToolError
 from tools.framework.workspace import search_path, without_rlpilots_own, workspace_interpreter
-from tools.io import process
+from tools.io import files, process
 from tools.io.process import ProcessResult
 from tools.stack.failure_texts import LOGIN_HINT as LOGIN_HINT  # hub and hosted training give it too
 from tools.stack.failure_texts import raised_by
@@ -41,11 +41,9 @@ def prime_login(environ: dict[str, str]) -> tuple[bool, str | None]:
     if environ.get("PRIME_API_KEY"):
         return True, "PRIME_API_KEY"
     config = PRIME_CONFIG.expanduser()
-    try:
-        if json.loads(config.read_text()).get("api_key"):
-            return True, str(config)
-    except (OSError, ValueError, AttributeError):
-        pass
+    saved = files.read_json_if_present(config)
+    if isinstance(saved, dict) and saved.get("api_key"):
+        return True, str(config)
     return False, None
 
 

@@ -64,13 +64,13 @@ class _Before:
         sibling = stage_path(path, args.stage) if args.stage in STAGE_STEPS else None
         snapshots = snapshots_dir(ctx.workspace)
         missing = [folder for folder in (snapshots, *snapshots.parents) if not folder.exists()]
-        return cls(sibling, sibling.read_bytes() if sibling and sibling.is_file() else None, snapshots,
+        return cls(sibling, files.read_bytes_if_present(sibling) if sibling else None, snapshots,
                    {p.name for p in snapshots.iterdir()} if snapshots.is_dir() else set(), missing)
 
     def restore(self) -> None:
         if self.sibling and self.sibling_bytes is None:
             files.remove(self.sibling)
-        elif self.sibling and self.sibling.read_bytes() != self.sibling_bytes:
+        elif self.sibling and files.read_bytes_if_present(self.sibling) != self.sibling_bytes:
             atomic_write(self.sibling, self.sibling_bytes)
         if self.snapshots.is_dir():
             for new in {p.name for p in self.snapshots.iterdir()} - self.snapshot_names:
@@ -112,7 +112,7 @@ def stage_config(path: Path, stage: str) -> Path:
                            f"{stage} stage cannot set it", f"write {'.'.join(parts)} = N on a line of its own")
         text = edited
     sibling = stage_path(path, stage)
-    if not sibling.exists() or sibling.read_text(encoding="utf-8") != text:
+    if files.read_text_if_present(sibling) != text:
         atomic_write(sibling, text)
     return sibling
 

@@ -8,7 +8,6 @@ exact sub-folder changed between releases, so it is searched for).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.framework.contract import Context
-from tools.framework.errors import ToolError
+from tools.framework.errors import BadInput, ToolError
 from tools.framework.findings import Finding
 from tools.io import files, process
 from tools.stack.info import GPU, HOW_TO_GET, StackInput, StackResult, stack_info
@@ -199,8 +198,8 @@ def group_members(pgid: int) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+            fields = files.read_text_bounded(entry / "stat").rsplit(")", 1)[1].split()
+        except (BadInput, IndexError):  # a process that ended meanwhile
             continue
         if fields[0] != "Z" and int(fields[2]) == pgid:
             members.append(int(entry.name))
@@ -208,10 +207,8 @@ def group_members(pgid: int) -> list[int]:
 
 
 def exit_status(record: records.RunRecord, workspace: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads((records.run_dir(workspace, record.id) / "exit.json").read_text())
-    except (OSError, ValueError):
-        return None
+    ended = files.read_json_if_present(records.run_dir(workspace, record.id) / "exit.json")
+    return ended if isinstance(ended, dict) else None
 
 
 def state(record: records.RunRecord, workspace: Path) -> str:
@@ -246,11 +243,7 @@ def log_lines(record: records.RunRecord, workspace: Path, component: str | None,
                             f"logs present: {', '.join(present) or 'none'}; without --component you get the "
                             "run's whole output")
         path = logs[-1]
-    try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return [line.rstrip("\n") for line in handle][-tail:]
-    except FileNotFoundError:
-        return []
+    return files.last_lines(path, tail)
 
 
 def stop_group(pgid: int) -> list[int]:

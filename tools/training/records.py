@@ -76,10 +76,9 @@ def save(workspace: Path, record: RunRecord) -> Path:
 def load(workspace: Path, run: str) -> RunRecord | None:
     """The record of a run rlpilot launched from this workspace, or None (e.g. a run from the web)."""
     path = run_dir(workspace, run) / "record.json"
+    hint = "move it aside; the run itself is not affected"
+    text = files.read_text_if_present(path, hint=hint)  # past the bound, a FIFO: refused, naming it
     try:
-        return RunRecord.model_validate_json(path.read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValidationError) as error:
-        raise ToolError("bad-run-record", f"{path} cannot be read: {error}",
-                        "move it aside; the run itself is not affected") from None
+        return None if text is None else RunRecord.model_validate_json(text)
+    except ValidationError as error:
+        raise ToolError("bad-run-record", f"{path} cannot be read: {error}", hint) from None

@@ -110,7 +110,7 @@ def _wait_ready(base_url: str, pid: int, log: Path, deadline: float, ctx: Contex
     ctx.emit({"type": "log", "line": f"waiting for the server at {base_url} (log: {log})"})
     while time.monotonic() < deadline:
         if not local.group_members(pid):
-            tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:]) if log.exists() else ""
+            tail = " | ".join(files.last_lines(log, 3))
             raise ToolError("server-failed", f"the server exited before it answered: {tail}", f"see {log}")
         answer = http.loopback_json(f"{base_url}/models", http.Deadlines(overall=PROBE_S))
         if isinstance(answer, dict) and answer.get("data") is not None:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from tools.configs.rules.targets import no_slurm_table
 from tools.framework.contract import Context
-from tools.framework.errors import ToolError
+from tools.framework.errors import BadInput, ToolError
 from tools.framework.findings import Finding
 from tools.io import files, process
 from tools.stack import cluster
@@ -220,8 +220,8 @@ def _filesystem(path: Path) -> str:
     """The type of the filesystem `path` is on, from the longest matching mount point."""
     best, kind = "", "unknown"
     try:
-        mounts = Path("/proc/mounts").read_text().splitlines()
-    except OSError:
+        mounts = files.read_text_bounded(Path("/proc/mounts")).splitlines()
+    except BadInput:  # no mount table to read (not Linux), or one past the bound: the type is not known
         return kind
     real = str(path.resolve())
     for line in mounts:
@@ -232,6 +232,9 @@ def _filesystem(path: Path) -> str:
     return kind
 
 
+_NOT_A_SCRIPT = "that is not the sbatch script prime-rl writes; check what wrote it into the output folder"
+
+
 def _render(uv: str, config: Path, checkout: Path) -> tuple[str | None, Finding | None]:
     """The sbatch script prime-rl writes for this config, from a dry run in a scratch folder."""
     with files.scratch_dir(prefix="rlpilot-slurm-dry-run-") as scratch:
@@ -239,7 +242,7 @@ def _render(uv: str, config: Path, checkout: Path) -> tuple[str | None, Finding 
                           env=child_environment(), timeout=DRY_RUN_TIMEOUT)
         scripts = sorted(Path(scratch).glob("**/*.sbatch"), key=lambda p: p.stat().st_mtime)
         if dry.ok and scripts:
-            return scripts[-1].read_text(errors="replace").replace(scratch, SCRIPT_PLACEHOLDER), None
+            return files.read_text_bounded(scripts[-1], hint=_NOT_A_SCRIPT).replace(scratch, SCRIPT_PLACEHOLDER), None
     said = dry.said() if not dry.ok else "it wrote no .sbatch script"
     return None, Finding(severity="error", code="dry-run-failed", message=f"`uv run rl @ {config.name} --dry-run` "
                          f"failed: {said}", fix=f"fix the config where prime-rl says; `rlpilot config check {config}` "
@@ -262,7 +265,10 @@ def _submit(config: str, request: SlurmRequest, uv: str, checkout: Path, ctx: Co
         raise ToolError("submit-failed", f"`uv run rl @ {Path(config).name}` did not submit a job: "
                         f"{submitted.said()}", f"see {folder / 'submit.log'}")
     scripts = sorted(output.glob("**/*.sbatch"))
-    request.script = scripts[-1].read_text(errors="replace") if scripts else request.script
+    try:
+        request.script = files.read_text_bounded(scripts[-1], hint=_NOT_A_SCRIPT) if scripts else request.script
+    except BadInput:  # the job is submitted: it is recorded, with the dry run's script, whatever this file is
+        pass
     return records.RunRecord(id=run_id, target="slurm", config=config, started_at=records.now(), argv=argv,
                              prime_rl=str(checkout), job_id=job.group(1), output_dir=str(output))
 

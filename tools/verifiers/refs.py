@@ -6,12 +6,12 @@ starting with `-` would be read as a flag, and a path segment could point outsid
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from tools.framework.errors import BadInput
+from tools.io import files
 
 _PART = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 _LOCAL = re.compile(_PART)
@@ -73,9 +73,8 @@ def local_env_dir(workspace: Path, ref: EnvRef) -> Path:
 
 def pushed_hub_id(env_dir: Path) -> str | None:
     """The Hub id a previous `prime env push` recorded for this folder, if any."""
-    try:
-        metadata = json.loads((env_dir / ".prime" / ".env-metadata.json").read_text())
-    except (OSError, ValueError):
+    metadata = files.read_json_if_present(env_dir / ".prime" / ".env-metadata.json")
+    if not isinstance(metadata, dict):
         return None
     owner, name = metadata.get("owner"), metadata.get("name")
     return f"{owner}/{name}" if owner and name else None

@@ -111,8 +111,8 @@ def grammar_of(source: Path, fallback: Grammar | None = None) -> Grammar:
 def interpreter_grammar(python: Path) -> Grammar | None:
     """A venv interpreter's version from its pyvenv.cfg, read rather than asked (no subprocess)."""
     try:
-        lines = (python.parent.parent / "pyvenv.cfg").read_text().splitlines()
-    except OSError:
+        lines = files.read_text_bounded(python.parent.parent / "pyvenv.cfg").splitlines()
+    except BadInput:  # no venv's file to read (or none worth reading): the grammar is found another way
         return None
     for line in lines:
         key, _, value = line.partition("=")
@@ -136,9 +136,10 @@ def parse(path: Path, grammar: Grammar | None = None) -> Parsed:
     unread, never a syntax error: rlpilot cannot tell."""
     grammar = grammar or grammar_of(path)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as error:
-        return Parsed(None, unread=f"{path} could not be read ({error.strerror})")
+        text = files.read_text_bounded(path, files.SOURCE_LIMIT, hint="a module that large holds data, not code; "
+                                       "move the data to a file the environment loads")
+    except BadInput as refused:  # the file is reported unread, as one that cannot be opened always was
+        return Parsed(None, unread=f"{refused.message}; {refused.hint}")
     running = sys.version_info[:2]
     try:
         if grammar.version <= running:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.framework.eras import Dialect, dialect_for_prime_rl
-from tools.framework.errors import ToolError
+from tools.framework.errors import BadInput, ToolError
 from tools.framework.findings import Finding
 from tools.framework.workspace import rlpilot_home
 from tools.io import files, process
@@ -147,7 +147,7 @@ def runtime_dir(env_dir: Path, workspace: Path, environ: Mapping[str, str]) -> P
     """One venv per environment folder and pyproject: a changed dependency list gets a fresh one."""
     pyproject = env_dir / "pyproject.toml"
     digest = hashlib.sha256(str(env_dir.resolve()).encode() + b"\0" + V0_REQUIREMENT.encode() + b"\0"
-                            + (pyproject.read_bytes() if pyproject.is_file() else b"")).hexdigest()[:12]
+                            + (files.read_bytes_if_present(pyproject) or b"")).hexdigest()[:12]
     return rlpilot_home(workspace, environ) / "v0-runtimes" / f"{env_dir.name}-{digest}"
 
 
@@ -206,9 +206,9 @@ def _remove_replaced_runtimes(current: Path, env_dir: Path) -> None:
     for other in current.parent.glob(f"{env_dir.name}-*"):
         mark, ready = other / SOURCE_MARK, other / ".rlpilot-ready"
         try:
-            replaced = other != current and mark.read_text() == source
+            replaced = other != current and files.read_text_bounded(mark) == source
             idle = time.time() - (ready.stat().st_mtime if ready.exists() else mark.stat().st_mtime)
-        except OSError:
+        except (OSError, BadInput):  # a runtime another rlpilot is making or removing: left for a later pass
             continue
         if replaced and idle > RUNTIME_GRACE_S:
             files.remove(other, best_effort=True)
@@ -253,7 +253,10 @@ def checkout_drops_v0(path: Path, version: str) -> bool | None:
     sources = [*path.glob("packages/prime-rl-configs/src/**/*.py"), *path.glob("src/prime_rl/**/config*.py")]
     if not sources:
         return None
-    return not any(_LEGACY_MARK in source.read_text(errors="replace") for source in sources)
+    try:
+        return not any(_LEGACY_MARK in files.read_text_bounded(source, files.SOURCE_LIMIT) for source in sources)
+    except BadInput:  # a source that is no module of prime-rl's (a FIFO, megabytes) tells nothing
+        return None
 
 
 def v0_training_findings(data: dict[str, Any], dialect: Dialect | None, workspace: Path, target: str | None,

@@ -17,6 +17,7 @@ from tools.configs.dialects import KeyChange
 from tools.configs.document import split_key
 from tools.configs.migrations.run import Run
 from tools.configs.toml_edit import get_item, inline, plain
+from tools.io import files
 from tools.verifiers.refs import local_env_dir, parse_env_ref
 from tools.verifiers.source import Roles, read_roles
 
@@ -274,7 +275,7 @@ _SHARED_COPIES = {"seq_len": ("trainer.model.seq_len", "orchestrator.seq_len"),
 def renderer_map() -> dict[str, Any]:
     """The models main's `renderer.name = 'auto'` resolves, with their renderer, and the renderers
     release that says so (renderer_map.json)."""
-    return json.loads((Path(__file__).parent.parent / "renderer_map.json").read_text())
+    return json.loads(files.package_data("tools.configs", "renderer_map.json"))
 
 
 def _shared_fields(run: Run) -> None:
