@@ -4,9 +4,11 @@ whom, a stall, running out of memory. The table that names them is tools/diagnos
 from __future__ import annotations
 
 import math
+import operator
 
 from tools.diagnose import stats
 from tools.diagnose.checks import share_above
+from tools.diagnose.stats import Past
 from tools.diagnose.view import Hit, View, step_span
 from tools.framework.findings import Severity
 from tools.framework.playbook import (
@@ -48,7 +50,7 @@ def check_staleness(view: View) -> Hit | None:
         found = view.series(name)
         if key in evidence and found is not None:
             flags = [1.0 if flagged(v) else 0.0 for v in found.values]
-            start = stats.onset(stats.rolling_mean(flags, SMOOTH), lambda share: share > STALE_SHARE)
+            start = stats.onset(flags, SMOOTH, Past(operator.gt, STALE_SHARE))
             began += [found.steps[start]] if start is not None else []
     says = []
     if "cap" in evidence:
