@@ -198,13 +198,14 @@ def median_sorted(ordered: list[float]) -> float:
 
 @dataclass
 class _Means:
-    """The running sums of the values swept so far, and the centred means whose windows they fill."""
+    """The running sums of the values swept so far, and the centred means whose windows they fill (compact:
+    a diagnose holds several at once, and a long run's lists of floats were a fifth of its peak memory)."""
 
-    prefix: list[float] = field(default_factory=lambda: [0.0])
-    middle: list[float] = field(default_factory=list)
+    prefix: array = field(default_factory=lambda: array("d", [0.0]))
+    middle: array = field(default_factory=lambda: array("d"))
 
 
-def rolling_mean(values: Sequence[float], window: int) -> list[float]:
+def rolling_mean(values: Sequence[float], window: int) -> Sequence[float]:
     """The centred mean of the `window` values around each point (fewer at the two ends)."""
     sums = _state(("rolling_mean", window), values, _Means)
     prefix = sums.prefix
@@ -219,8 +220,8 @@ def rolling_mean(values: Sequence[float], window: int) -> list[float]:
     middle, done = sums.middle, len(sums.middle)
     middle.extend((high - low) / width for low, high in zip(prefix[done:n - 2 * half], prefix[done + width:],
                                                                    strict=True))
-    tail = [(prefix[n] - prefix[i - half]) / (n - i + half) for i in range(n - half, n)]
-    return head + middle + tail
+    tail = array("d", ((prefix[n] - prefix[i - half]) / (n - i + half) for i in range(n - half, n)))
+    return array("d", head) + middle + tail
 
 
 class Past(NamedTuple):
