@@ -70,18 +70,21 @@ def test_inside_a_watch_each_sweep_goes_on_and_answers_as_from_scratch():
     sweeps = stats.Sweeps()
     past = stats.Past(operator.gt, 1.2)
     least = lambda level: 0.5  # noqa: E731 (one object, the key of its sweep)
+
+    def sweeps_of(values):
+        return (list(stats.medians_before(values, WINDOW)), stats.spikes(values, WINDOW, 3.0, 10),
+                stats.excursions(values, WINDOW, least, 5.0, 2, 10), list(stats.rolling_mean(values, WINDOW)),
+                stats.onset(values, WINDOW, past), stats.spread_around_trend(values, WINDOW, len(values)),
+                stats.extreme(values, max), list(stats.mapped(values, past, past)))
     for end in (120, 121, 130, 200, 333, 340, 360, 500, 501, 900):
         grown.extend(whole[len(grown):end])
         at.extend(steps[len(at):end])
         with stats.continuing(sweeps):
-            kept = (list(stats.medians_before(grown, WINDOW)), stats.spikes(grown, WINDOW, 3.0, 10),
-                    stats.excursions(grown, WINDOW, least, 5.0, 2, 10), stats.rolling_mean(grown, WINDOW),
-                    stats.onset(grown, WINDOW, past), stats.slope_since(at, grown, end // 2))
+            kept = sweeps_of(grown)
+            slope = stats.slope_since(at, grown, end // 2)
         fresh = array("d", grown)  # a new object: nothing is kept for it
-        assert kept[:5] == (list(stats.medians_before(fresh, WINDOW)), stats.spikes(fresh, WINDOW, 3.0, 10),
-                            stats.excursions(fresh, WINDOW, least, 5.0, 2, 10), stats.rolling_mean(fresh, WINDOW),
-                            stats.onset(fresh, WINDOW, past)), end
-        assert kept[5] == pytest.approx(stats.slope(at[end // 2:], fresh[end // 2:]), rel=1e-9), end
+        assert kept == sweeps_of(fresh), end
+        assert slope == pytest.approx(stats.slope(at[end // 2:], fresh[end // 2:]), rel=1e-9), end
     assert stats.excursions(whole, WINDOW, least, 5.0, 2, 10)  # the planted excursion was there to find
 
 

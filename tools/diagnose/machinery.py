@@ -46,11 +46,11 @@ def check_staleness(view: View) -> Hit | None:
     if not evidence:
         return None
     began = []
-    for name, flagged, key in (("off_policy_max", lambda v: v >= view.off_policy_cap, "cap"),
-                               ("off_policy_dropped", lambda v: v > 0, "share_of_steps_dropping")):
+    for name, flagged, key in (("off_policy_max", Past(operator.ge, view.off_policy_cap), "cap"),
+                               ("off_policy_dropped", Past(operator.gt, 0), "share_of_steps_dropping")):
         found = view.series(name)
         if key in evidence and found is not None:
-            flags = [1.0 if flagged(v) else 0.0 for v in found.values]
+            flags = stats.mapped(found.values, flagged, flagged)  # 1.0 where flagged, else 0.0
             start = stats.onset(flags, SMOOTH, Past(operator.gt, STALE_SHARE))
             began += [found.steps[start]] if start is not None else []
     says = []

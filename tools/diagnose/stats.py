@@ -6,12 +6,12 @@ import math
 from array import array
 from bisect import bisect_left, insort
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from itertools import accumulate, islice
-from operator import mul
+from itertools import accumulate, islice, repeat
+from operator import mul, sub
 from typing import Any, NamedTuple, TypeVar
 
 T = TypeVar("T")
@@ -35,21 +35,6 @@ def slope(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     b = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
     residual = math.fsum((y - my - b * (x - mx)) ** 2 for x, y in zip(xs, ys, strict=True))
     return b, math.sqrt(residual / (n - 2) / sxx)
-
-
-def spread_around_trend(values: Sequence[float], window: int, last: int) -> float:
-    """Standard deviation, over the last `last` points, of each point minus the centred mean of
-    the `window` points around it: swings, with the learning trend taken out."""
-    prefix = [0.0]
-    for value in values:
-        prefix.append(prefix[-1] + value)
-    half = window // 2
-    residuals = []
-    for i in range(max(0, len(values) - last), len(values)):
-        lo, hi = max(0, i - half), min(len(values), i + half)
-        residuals.append(values[i] - (prefix[hi] - prefix[lo]) / (hi - lo))
-    centre = mean(residuals)
-    return math.sqrt(math.fsum((r - centre) ** 2 for r in residuals) / max(1, len(residuals) - 1))
 
 
 # A watch judges the same run, grown by a few steps, on every poll, and sweeping the whole run again was most of
@@ -95,6 +80,24 @@ def settled(kind: tuple[object, ...], values: Sequence[float], answer: Callable[
     """`answer()`, which depends only on values of `values` that stay as it grows: inside `continuing`, found
     once, and kept for the next judgement of the same series."""
     return _state(kind, values, answer)
+
+
+def mapped(values: Sequence[float], f: Callable[[float], float], kind: Hashable) -> Sequence[float]:
+    """`f` of each value (`kind` names `f`): inside `continuing`, one array extended as `values` grows, so that
+    the sweeps over it go on too."""
+    done = _state(("mapped", kind), values, lambda: array("d"))
+    done.extend(map(f, values[len(done):]))
+    return done
+
+
+def extreme(values: Sequence[float], pick: Callable[..., float]) -> float:
+    """`pick` (min or max) of the values: inside `continuing`, of the last answer and the new values only."""
+    sweep = _state(("extreme", pick), values, lambda: [0, None])
+    seen, best = sweep
+    if len(values) > seen:
+        new = pick(values[seen:])
+        sweep[:] = len(values), new if best is None else pick(best, new)
+    return sweep[1]
 
 
 @dataclass
@@ -196,32 +199,48 @@ def median_sorted(ordered: list[float]) -> float:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-@dataclass
-class _Means:
-    """The running sums of the values swept so far, and the centred means whose windows they fill (compact:
-    a diagnose holds several at once, and a long run's lists of floats were a fifth of its peak memory)."""
-
-    prefix: array = field(default_factory=lambda: array("d", [0.0]))
-    middle: array = field(default_factory=lambda: array("d"))
+def _running_sums(values: Sequence[float]) -> array:
+    """0, then the running sums of `values`."""
+    prefix = _state(("running_sums",), values, lambda: array("d", [0.0]))
+    prefix.extend(islice(accumulate(values[len(prefix) - 1:], initial=prefix[-1]), 1, None))
+    return prefix
 
 
 def rolling_mean(values: Sequence[float], window: int) -> Sequence[float]:
     """The centred mean of the `window` values around each point (fewer at the two ends)."""
-    sums = _state(("rolling_mean", window), values, _Means)
-    prefix = sums.prefix
-    prefix.extend(islice(accumulate(values[len(prefix) - 1:], initial=prefix[-1]), 1, None))
+    prefix = _running_sums(values)
     half, n = window // 2, len(values)
     width = 2 * half + 1
     if n <= width:
         return [(prefix[min(n, i + half + 1)] - prefix[max(0, i - half)]) / (min(n, i + half + 1) - max(0, i - half))
                 for i in range(n)]
     # The ends have fewer neighbours; the middle, most of a long run, has all `width`, so it stays as the run grows.
+    # Compact arrays: a diagnose holds several at once, and a long run's lists of floats were a fifth of its peak.
     head = [prefix[i + half + 1] / (i + half + 1) for i in range(half)]
-    middle, done = sums.middle, len(sums.middle)
+    middle = _state(("rolling_mean", window), values, lambda: array("d"))
+    done = len(middle)
     middle.extend((high - low) / width for low, high in zip(prefix[done:n - 2 * half], prefix[done + width:],
                                                                    strict=True))
     tail = array("d", ((prefix[n] - prefix[i - half]) / (n - i + half) for i in range(n - half, n)))
     return array("d", head) + middle + tail
+
+
+def spread_around_trend(values: Sequence[float], window: int, last: int) -> float:
+    """Standard deviation, over the last `last` points, of each point minus the centred mean of
+    the `window` points around it: swings, with the learning trend taken out."""
+    prefix = _running_sums(values)
+    half, n = window // 2, len(values)
+
+    def residual(i: int) -> float:
+        lo, hi = max(0, i - half), min(n, i + half)
+        return values[i] - (prefix[hi] - prefix[lo]) / (hi - lo)
+
+    whole = _state(("residuals", window), values, lambda: array("d"))  # those whose windows are whole stay
+    whole.extend(map(residual, range(len(whole), n - half)))
+    first = max(0, n - last)
+    residuals = whole[first:] + array("d", map(residual, range(max(first, len(whole)), n)))
+    centre = mean(residuals)
+    return math.sqrt(math.fsum(map(pow, map(sub, residuals, repeat(centre)), repeat(2))) / max(1, len(residuals) - 1))
 
 
 class Past(NamedTuple):

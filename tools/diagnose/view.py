@@ -4,7 +4,6 @@ and how a finding is dated: onsets are change-points, not the step a line was cr
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -49,8 +48,8 @@ class View:
         for name in ("reward_mean", "eval_reward"):
             found = self.run.series.get(name)
             if found is not None and self.scale != (0.0, 1.0):
-                self._scaled[name] = Series(name, found.raw, found.steps,
-                                            array("d", ((v - low) / (high - low) for v in found.values)))
+                scaled = stats.mapped(found.values, lambda v: (v - low) / (high - low), ("rescaled", low, high))
+                self._scaled[name] = Series(name, found.raw, found.steps, scaled)
 
     def series(self, name: str, points: int = LEVEL_MIN_POINTS) -> Series | None:
         found = self._scaled.get(name) or self.run.series.get(name)
@@ -81,7 +80,7 @@ def reward_scale(run: Run) -> tuple[float, float]:
                              ("reward_mean", lows, min)):
         found = run.series.get(name)
         if found is not None and len(found):
-            into.append(pick(found.values))
+            into.append(stats.extreme(found.values, pick))
     if run.sample_rewards is not None:
         lows.append(run.sample_rewards[0])
         highs.append(run.sample_rewards[1])
@@ -106,10 +105,14 @@ def onset_step(found: Series | None, past: stats.Past, direction: int = 0,
     if start is None:
         return None
     if direction:
-        raw = [math.log(max(v, 1e-12)) for v in found.values] if log else found.values
+        raw = stats.mapped(found.values, _log, "log") if log else found.values
         start = change_point(raw, stats.rolling_mean(raw, SMOOTH), max(0, start - ONSET_LOOKBACK), start, start,
                              direction)
     return found.steps[start]
+
+
+def _log(value: float) -> float:
+    return math.log(max(value, 1e-12))
 
 
 def turned_at(found: Series, smoothed: Sequence[float], turn: int, crossed: int, direction: int) -> int:
