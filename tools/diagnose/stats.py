@@ -1,4 +1,4 @@
-"""Window statistics the signatures are judged on (plain floats; windows are short)."""
+"""Window statistics the signatures are judged on, and how a watch's next judgement goes on from its last."""
 
 from __future__ import annotations
 
