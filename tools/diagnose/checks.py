@@ -215,8 +215,8 @@ def check_entropy_explosion(view: View) -> Hit | None:
     b, z = trend_of(steps, values)
     if z <= SLOPE_Z or b * (steps[-1] - steps[0]) < ENTROPY_RISE * stats.mean(values):
         return None
-    began = onset_step(view.series("entropy"), Past(operator.gt, ENTROPY_EXPLOSION_ONSET * baseline),
-                       1)
+    rising = Past(operator.gt, ENTROPY_EXPLOSION_ONSET * baseline)
+    began = onset_step(view.series("entropy"), rising, 1)
     return Hit(step_span(steps), {"baseline_entropy": baseline, "recent_entropy": stats.mean(values), "ratio": ratio,
                               "slope_per_step": b, "threshold": ENTROPY_EXPLOSION},
                f"entropy at {ratio:.0%} of its first-{ENTROPY_BASELINE_STEPS}-step value and still rising",
