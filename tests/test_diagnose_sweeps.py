@@ -75,7 +75,7 @@ def test_inside_a_watch_each_sweep_goes_on_and_answers_as_from_scratch():
         return (list(stats.medians_before(values, WINDOW)), stats.spikes(values, WINDOW, 3.0, 10),
                 stats.excursions(values, WINDOW, least, 5.0, 2, 10), list(stats.rolling_mean(values, WINDOW)),
                 stats.onset(values, WINDOW, past), stats.spread_around_trend(values, WINDOW, len(values)),
-                stats.extreme(values, max), list(stats.mapped(values, past, past)))
+                stats.extreme(values, max), list(stats.mapped(values, past, past)), stats.peak(values, WINDOW))
     for end in (120, 121, 130, 200, 333, 340, 360, 500, 501, 900):
         grown.extend(whole[len(grown):end])
         at.extend(steps[len(at):end])

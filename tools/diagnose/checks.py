@@ -355,7 +355,7 @@ def check_collapse(view: View) -> Hit | None:
         return None
     smoothed = stats.rolling_mean(found.values, SMOOTH)
     start = start_level(found)
-    peak_at = max(range(len(smoothed)), key=smoothed.__getitem__)
+    peak_at = stats.peak(found.values, SMOOTH)
     peak = smoothed[peak_at]
     gain = peak - start
     recent_steps, recent_values = found.recent(RECENT)

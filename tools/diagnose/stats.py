@@ -225,6 +225,24 @@ def rolling_mean(values: Sequence[float], window: int) -> Sequence[float]:
     return array("d", head) + middle + tail
 
 
+def peak(values: Sequence[float], window: int) -> int:
+    """The index of the greatest centred `window`-point mean of `values` (the first, where several are)."""
+    smoothed = rolling_mean(values, window)
+    final = len(values) - window // 2 if len(values) > 2 * (window // 2) + 1 else 0  # the means that stay
+    kept = _state(("peak", window), values, lambda: [0, None])  # the means looked at, and the greatest's index
+    if final > kept[0]:
+        at = max(range(kept[0], final), key=smoothed.__getitem__)
+        if kept[1] is None or smoothed[at] > smoothed[kept[1]]:
+            kept[1] = at
+        kept[0] = final
+    best = kept[1]
+    if len(smoothed) > kept[0]:
+        at = max(range(kept[0], len(smoothed)), key=smoothed.__getitem__)
+        if best is None or smoothed[at] > smoothed[best]:
+            best = at
+    return best
+
+
 def spread_around_trend(values: Sequence[float], window: int, last: int) -> float:
     """Standard deviation, over the last `last` points, of each point minus the centred mean of
     the `window` points around it: swings, with the learning trend taken out."""
