@@ -88,6 +88,17 @@ def test_inside_a_watch_each_sweep_goes_on_and_answers_as_from_scratch():
     assert stats.excursions(whole, WINDOW, least, 5.0, 2, 10)  # the planted excursion was there to find
 
 
+def test_a_judgement_cut_short_leaves_nothing_for_the_next_to_go_on_from():
+    sweeps, values = stats.Sweeps(), series(4, 100)
+    with stats.continuing(sweeps):
+        stats.medians_before(values, WINDOW)
+    assert sweeps.last
+    with pytest.raises(RuntimeError), stats.continuing(sweeps):
+        stats.medians_before(values, WINDOW)  # a sweep may stop half done where the judgement raises
+        raise RuntimeError
+    assert not sweeps.last and not sweeps.now
+
+
 def test_a_watch_poll_does_the_work_of_its_new_steps_not_of_the_whole_run(tmp_path):
     """Counted, not timed: the lines of diagnosis code a poll runs after 10 new steps are about as many on a run
     four times as long (there, every check finds what it found before: a truncation and its onset, a transient).

@@ -56,11 +56,13 @@ class Sweeps:
 @contextmanager
 def continuing(sweeps: Sweeps) -> Iterator[None]:
     token = _SWEEPS.set(sweeps)
+    kept: dict[tuple[object, ...], tuple[Sequence[float], Any]] = {}
     try:
         yield
+        kept = sweeps.now  # a judgement cut short may have left a sweep half done: the next one starts afresh
     finally:
         _SWEEPS.reset(token)
-        sweeps.last, sweeps.now = sweeps.now, {}
+        sweeps.last, sweeps.now = kept, {}
 
 
 def _state(kind: tuple[object, ...], values: Sequence[float], fresh: Callable[[], T]) -> T:
