@@ -8,6 +8,7 @@ import pytest
 
 from tests.diagnose_support import WRITERS, make_run, rows, write_jsonl
 from tools.diagnose.readers import detect, read
+from tools.diagnose.series import Clock
 from tools.framework.errors import BadInput
 
 
@@ -290,3 +291,13 @@ def test_a_planted_metric_name_reads_as_quoted_data_in_every_note_and_summary(tm
     cut = f"{runaway[:60]!r}... ({len(runaway)} characters)"
     assert any(cut in text for text in result.notes) and cut in nonfinite.summary
     assert all(runaway not in text and runaway[:60] not in text.replace(cut, "") for text in texts)
+
+
+def test_a_clock_keeps_when_each_step_was_first_reported_whatever_the_order():
+    clock = Clock()
+    for step, time in ((0, 10.0), (2, 12.0), (1, 11.0), (2, 99.0), (1, 98.0), (3, 13), (0, 97.0)):
+        clock.stamp("trainer", time, step)
+    clock.stamp("trainer", 10**400, 4)  # an integer no float holds is no time
+    steps, times = clock.columns()
+    assert (list(steps), list(times), len(clock)) == ([0, 1, 2, 3], [10.0, 11.0, 12.0, 13.0], 4)
+    assert clock.last_seen == {"trainer": 99.0}

@@ -261,12 +261,14 @@ def test_an_event_whose_length_is_past_the_bound_is_one_line(tmp_path):
 
 
 def _trackio_db(path: Path, runs: dict[str, list[dict[str, float]]]) -> Path:
-    """A project database with trackio 0.43's metrics and configs columns (trackio/sqlite_storage.py),
-    each logged dict an orjson BLOB, Trackio's own step counting the log calls."""
+    """A project database with trackio 0.43's metrics and configs columns and its indexes on metrics
+    (trackio/sqlite_storage.py), each logged dict an orjson BLOB, Trackio's own step counting the log calls."""
     with sqlite3.connect(path) as connection:
         connection.execute("CREATE TABLE metrics (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, "
                            "timestamp TEXT NOT NULL, run_name TEXT NOT NULL, step INTEGER NOT NULL, metrics TEXT "
                            "NOT NULL, log_id TEXT, space_id TEXT)")
+        connection.execute("CREATE INDEX idx_metrics_run_step ON metrics(run_name, step)")
+        connection.execute("CREATE INDEX idx_metrics_run_timestamp ON metrics(run_name, timestamp)")
         connection.execute("CREATE TABLE configs (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, "
                            "run_name TEXT NOT NULL, config TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE(run_id))")
         for name, rows in runs.items():

@@ -12,6 +12,7 @@ import os
 import queue
 import sqlite3
 import time
+from contextlib import closing
 
 import orjson
 import pytest
@@ -21,7 +22,7 @@ from ops_support import rlpilot
 from agent.chat.watching import Watches
 from tests import test_runs_where_they_live as written
 from tests.test_runs_where_they_live import _folder, _trackio_db, trl_rows
-from tools.diagnose.readers import read, wandb_run
+from tools.diagnose.readers import read, trackio_db, wandb_run
 from tools.framework.contract import Context
 from tools.framework.errors import BadInput
 from tools.training.watch import PlaceSource, Watcher, WatchInput, train_watch, watcher_for
@@ -145,6 +146,11 @@ def test_a_growing_trackio_run_is_read_past_its_last_row(tmp_path):
     assert "flat-reward" in _codes(second) and watcher.last_step == 119
     assert watcher.source.source == f"Trackio run flat at {source}"
     _same_series(watcher, source, "flat")
+    # A poll reads the rows past its last id by the id: through Trackio's index on (run_name, step), SQLite
+    # would walk every row the run has on each poll.
+    with closing(sqlite3.connect(source)) as connection:
+        plan = connection.execute(f"EXPLAIN QUERY PLAN {trackio_db.ROWS_PAST}", (9, "flat")).fetchall()
+    assert [step[-1] for step in plan] == ["SEARCH metrics USING INTEGER PRIMARY KEY (rowid>?)"], plan
 
 
 def test_a_path_is_followed_only_where_it_can_be(tmp_path):

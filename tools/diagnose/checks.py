@@ -11,7 +11,8 @@ from bisect import bisect_left
 
 from tools.diagnose import stats
 from tools.diagnose.series import Series
-from tools.diagnose.view import Hit, View, onset_step, start_level, step_span, trend_of, turned_at
+from tools.diagnose.stats import Past
+from tools.diagnose.view import Hit, View, onset_step, start_level, step_span, trend_of, trend_since, turned_at
 from tools.framework.playbook import (
     COLLAPSE_MIN_GAIN,
     COLLAPSE_MIN_POINTS,
@@ -89,7 +90,7 @@ def check_flat(view: View) -> Hit | None:
             return None
     return Hit(step_span(steps), {"recent_mean_reward": level, "threshold": FAIL_AT_MOST},
                f"mean reward {level:.3f} over the last {len(values)} steps",
-               first_step=onset_step(found, lambda v: v <= FAIL_AT_MOST))
+               first_step=onset_step(found, Past(operator.le, FAIL_AT_MOST)))
 
 
 def check_saturated(view: View) -> Hit | None:
@@ -113,7 +114,7 @@ def check_saturated(view: View) -> Hit | None:
         says = ", ".join(filter(None, [says, f"{share:.0%} of groups solved by every rollout"]))
     says += (f"; it climbed there from {view.reward(start):.3g}: the task is learned" if climbed
              else "; it started there: nothing left to learn")
-    began = onset_step(found, lambda v: v >= PASS_AT_LEAST) if recent else None
+    began = onset_step(found, Past(operator.ge, PASS_AT_LEAST)) if recent else None
     return Hit(step_span(steps), {k: v for k, v in evidence.items() if v is not None}, says,
                severity="info" if climbed else None, first_step=began)
 
@@ -158,10 +159,10 @@ def check_slow(view: View) -> Hit | None:
     b, z = trend_of(steps, values)
     if z >= SLOPE_Z:
         return None  # learning
-    half_steps, half_values = found.recent(len(found) // STEADY_RUN_SHARE)
-    if len(half_values) > len(values):
-        half_b, half_z = trend_of(list(half_steps), list(half_values))
-        if half_z >= SLOPE_Z and half_b * (half_steps[-1] - half_steps[0]) >= STEADY_GAIN:
+    half = len(found) - len(found) // STEADY_RUN_SHARE  # where the last half begins
+    if len(found) - half > len(values):
+        half_b, half_z = trend_since(found, half)
+        if half_z >= SLOPE_Z and half_b * (found.steps[-1] - found.steps[half]) >= STEADY_GAIN:
             return None  # learning steadily: a quarter was too short to show it through the noise
     trainable = view.recent("trainable_frac")
     share = stats.mean(trainable[1]) if trainable else None
@@ -200,7 +201,7 @@ def check_entropy_collapse(view: View) -> Hit | None:
     if found is None or found[3] >= ENTROPY_COLLAPSE:
         return None
     steps, values, baseline, ratio = found
-    began = onset_step(view.series("entropy"), lambda v: v < ENTROPY_ONSET * baseline, -1)
+    began = onset_step(view.series("entropy"), Past(operator.lt, ENTROPY_ONSET * baseline), -1)
     return Hit(step_span(steps), {"baseline_entropy": baseline, "recent_entropy": stats.mean(values), "ratio": ratio,
                               "threshold": ENTROPY_COLLAPSE},
                f"entropy fell to {ratio:.0%} of its first-{ENTROPY_BASELINE_STEPS}-step value", first_step=began)
@@ -214,7 +215,8 @@ def check_entropy_explosion(view: View) -> Hit | None:
     b, z = trend_of(steps, values)
     if z <= SLOPE_Z or b * (steps[-1] - steps[0]) < ENTROPY_RISE * stats.mean(values):
         return None
-    began = onset_step(view.series("entropy"), lambda v: v > ENTROPY_EXPLOSION_ONSET * baseline, 1)
+    rising = Past(operator.gt, ENTROPY_EXPLOSION_ONSET * baseline)
+    began = onset_step(view.series("entropy"), rising, 1)
     return Hit(step_span(steps), {"baseline_entropy": baseline, "recent_entropy": stats.mean(values), "ratio": ratio,
                               "slope_per_step": b, "threshold": ENTROPY_EXPLOSION},
                f"entropy at {ratio:.0%} of its first-{ENTROPY_BASELINE_STEPS}-step value and still rising",
@@ -227,7 +229,7 @@ def share_above(view: View, name: str, threshold: float, below: bool, what: str)
     if recent is None:
         return None
     share = stats.mean(recent[1])
-    past = (lambda v: v < threshold) if below else (lambda v: v > threshold)
+    past = Past(operator.lt if below else operator.gt, threshold)
     if not past(share):
         return None
     return Hit(step_span(recent[0]), {f"recent_{name.removesuffix('_frac')}_share": share, "threshold": threshold},
@@ -261,7 +263,7 @@ def check_mismatch_high(view: View) -> Hit | None:
         return None
     return Hit(step_span(recent[0]), {"recent_median_mismatch_kl": level, "threshold": MISMATCH_HIGH},
                f"median mismatch KL {level:.3g} over the last {len(recent[1])} steps",
-               first_step=onset_step(view.series("mismatch_kl"), lambda v: v > MISMATCH_HIGH, 1, log=True))
+               first_step=onset_step(view.series("mismatch_kl"), Past(operator.gt, MISMATCH_HIGH), 1, log=True))
 
 
 def check_nonfinite(view: View) -> Hit | None:
@@ -325,33 +327,10 @@ def check_transient(view: View) -> Hit | None:
     spikes: list[tuple[str, int, int, float, float]] = []  # (what, first step, step back, value, level)
     for name, (what, least) in _TRANSIENT.items():
         found = view.series(name, 2 * SPIKE_WINDOW)
-        if found is None:
-            continue
-        values, i = found.values, SPIKE_WINDOW
-        medians = stats.medians_before(values, SPIKE_WINDOW)  # medians[i - SPIKE_WINDOW]: the level before i
-        end = len(values) - SPIKE_WINDOW
-        while i < end:
-            # The least move, before the costlier spread: most points are within it, so they are passed over
-            # in one sweep (a watch judges the whole run on every poll; bench/bench_watch.py).
-            i = next((j for j, value, level in zip(range(i, end), values[i:end],
-                                                   medians[i - SPIKE_WINDOW:end - SPIKE_WINDOW], strict=True)
-                      if abs(value - level) > least(level)), end)
-            if i == end:
-                break
-            level = medians[i - SPIKE_WINDOW]
-            before = values[i - SPIKE_WINDOW:i]
-            move = max(least(level), TRANSIENT_Z * _MAD_SD * stats.median([abs(v - level) for v in before]))
-            if any(abs(v - level) <= move for v in values[i:i + TRANSIENT_MIN_STEPS]):
-                i += 1
-                continue
-            back = next((j for j in range(i + TRANSIENT_MIN_STEPS, min(len(values), i + TRANSIENT_MAX_STEPS + 1))
-                         if abs(values[j] - level) < move / 2), None)
-            if back is None or abs(stats.median(values[back:back + SPIKE_WINDOW]) - level) >= move / 2:
-                i += TRANSIENT_MAX_STEPS  # a new level, not a spike: the level stories judge it
-                continue
-            peak = max(values[i:back], key=lambda v: abs(v - level))
-            spikes.append((what, found.steps[i], found.steps[back], peak, level))
-            i = back + SPIKE_WINDOW
+        if found is not None:
+            spikes += [(what, found.steps[first], found.steps[back], peak, level) for first, back, peak, level
+                       in stats.excursions(found.values, SPIKE_WINDOW, least, TRANSIENT_Z * _MAD_SD,
+                                           TRANSIENT_MIN_STEPS, TRANSIENT_MAX_STEPS)]
     if not spikes:
         return None
     says = "; ".join(f"{what} {'rose' if peak > level else 'fell'} from its level {_shown(view, what, level):.3g} to "
@@ -376,7 +355,7 @@ def check_collapse(view: View) -> Hit | None:
         return None
     smoothed = stats.rolling_mean(found.values, SMOOTH)
     start = start_level(found)
-    peak_at = max(range(len(smoothed)), key=smoothed.__getitem__)
+    peak_at = stats.peak(found.values, SMOOTH)
     peak = smoothed[peak_at]
     gain = peak - start
     recent_steps, recent_values = found.recent(RECENT)
@@ -428,7 +407,7 @@ def check_hacking(view: View) -> Hit | None:
     gained_before = (before[-1] - start_level(train)) if before else 0.0
     if gained_before > gain / 2:
         return None  # the reward rose first; the length came later
-    grew = onset_step(length, lambda v: v >= HACK_LENGTH_ONSET * start, 1)
+    grew = onset_step(length, Past(operator.ge, HACK_LENGTH_ONSET * start), 1)
     return Hit((took_off, train.steps[-1]),
                {"reward_gain": gain, "length_ratio": length_ratio, "entropy_ratio": entropy_ratio,
                 "share_of_gain_before_length_took_off": gained_before / gain},
@@ -447,14 +426,14 @@ def check_length_collapse(view: View) -> Hit | None:
     if gain < COLLAPSE_MIN_GAIN or ratio > LENGTH_COLLAPSE:
         return None
     smoothed = stats.rolling_mean(length.values, SMOOTH)
-    below = stats.onset(smoothed, lambda v: v <= LENGTH_COLLAPSE * start)
+    below = stats.onset(length.values, SMOOTH, Past(operator.le, LENGTH_COLLAPSE * start))
     if below is None:
         return None
     above = max((i for i in range(below) if smoothed[i] >= LENGTH_COLLAPSE_FROM * start), default=0)
     took = length.steps[below] - length.steps[above]
     if took > max(RECENT, (length.steps[-1] - length.steps[0]) // LENGTH_COLLAPSE_SHARE):
         return None  # a slow shortening as the task is learned
-    began = onset_step(length, lambda v: v <= LENGTH_COLLAPSE * start, -1)
+    began = onset_step(length, Past(operator.le, LENGTH_COLLAPSE * start), -1)
     return Hit((length.steps[below], length.steps[-1]),
                {"reward_gain": view.reward(gain) - view.reward(0.0), "length_ratio": ratio,
                 "start_length": start, "recent_length": stats.mean(length.values[-RECENT:]),

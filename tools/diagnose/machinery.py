@@ -4,9 +4,12 @@ whom, a stall, running out of memory. The table that names them is tools/diagnos
 from __future__ import annotations
 
 import math
+import operator
+from array import array
 
 from tools.diagnose import stats
 from tools.diagnose.checks import share_above
+from tools.diagnose.stats import Past
 from tools.diagnose.view import Hit, View, step_span
 from tools.framework.findings import Severity
 from tools.framework.playbook import (
@@ -43,12 +46,12 @@ def check_staleness(view: View) -> Hit | None:
     if not evidence:
         return None
     began = []
-    for name, flagged, key in (("off_policy_max", lambda v: v >= view.off_policy_cap, "cap"),
-                               ("off_policy_dropped", lambda v: v > 0, "share_of_steps_dropping")):
+    for name, flagged, key in (("off_policy_max", Past(operator.ge, view.off_policy_cap), "cap"),
+                               ("off_policy_dropped", Past(operator.gt, 0), "share_of_steps_dropping")):
         found = view.series(name)
         if key in evidence and found is not None:
-            flags = [1.0 if flagged(v) else 0.0 for v in found.values]
-            start = stats.onset(stats.rolling_mean(flags, SMOOTH), lambda share: share > STALE_SHARE)
+            flags = stats.mapped(found.values, flagged, flagged)  # 1.0 where flagged, else 0.0
+            start = stats.onset(flags, SMOOTH, Past(operator.gt, STALE_SHARE))
             began += [found.steps[start]] if start is not None else []
     says = []
     if "cap" in evidence:
@@ -98,17 +101,18 @@ def check_orchestrator_bottleneck(view: View) -> Hit | None:
 def check_stalled(view: View) -> Hit | None:
     run = view.run
     for clock in run.clocks.values():
-        if len(clock.step_times) < STALL_MIN_STEPS:
+        if len(clock) < STALL_MIN_STEPS:
             continue
-        ordered = sorted(clock.step_times.items())
+        steps, times = clock.columns()
         # Over windows of steps: an asynchronous pipeline reports steps in bursts (tens of seconds,
         # then hundredths), and the median of single gaps would be a burst's, not the run's pace.
-        span = min(STALL_WINDOW, len(ordered) - 1)
-        gaps = [(t1 - t0) / (s1 - s0) for (s0, t0), (s1, t1) in zip(ordered, ordered[span:], strict=False) if s1 > s0]
+        span = min(STALL_WINDOW, len(steps) - 1)
+        gaps = array("d", ((t1 - t0) / (s1 - s0) for s0, t0, s1, t1 in zip(steps, times, steps[span:], times[span:],
+                                                                          strict=False) if s1 > s0))
         usual = stats.median(gaps) if gaps else 0.0
         if usual <= 0:
             continue
-        last_step, last_time = ordered[-1]
+        last_step, last_time = steps[-1], times[-1]
         component, latest = max(clock.last_seen.items(), key=lambda item: item[1])
         silent = latest - last_time
         evidence = {"median_step_seconds": usual, "last_step": last_step, "threshold_intervals": STALL_FACTOR}
@@ -117,7 +121,7 @@ def check_stalled(view: View) -> Hit | None:
                        f"no step after {last_step} while {component} kept logging for {silent / 60:.0f} min "
                        f"({silent / usual:.0f}x the median step time): the last component that logged is {component}",
                        first_step=last_step + 1)
-        previous_step, previous_time = ordered[-2]
+        previous_step, previous_time = steps[-2], times[-2]
         if last_time - previous_time > max(STALL_FACTOR * usual * (last_step - previous_step), STALL_MIN_SECONDS):
             gap = last_time - previous_time
             return Hit((previous_step, last_step), {**evidence, "seconds_between_last_two_steps": gap},

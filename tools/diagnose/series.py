@@ -145,7 +145,8 @@ class Series:
     values: array
     vocabularies: tuple[str, ...] = ()  # the trainers whose tables name `raw` (FALLBACK: read by pattern)
     # Where, in the order read, a value came at or before the step of the one before it: (its index, that
-    # step, its step). A resume does it once; two writers in one file do it over and over.
+    # step, its step). A resume does it once; two writers in one file do it over and over. Not kept for a step
+    # time (REDUCE_MAX), whose steps repeat by design.
     went_back: list[tuple[int, int, int]] = field(default_factory=list)
 
     def __len__(self) -> int:
@@ -173,14 +174,37 @@ class Clock:
     """Times as the source wrote them, one clock per kind of timestamp (unix seconds in metrics rows
     and JSON logs, time of day in console logs): a stall is judged on these, never the reader's clock."""
 
-    step_times: dict[int, float] = field(default_factory=dict)  # when each step was first reported
+    # When each step was first reported, in compact columns (a dict of them held ~80 bytes a step): the steps
+    # that came in order, and those that came after a later one (few: steps mostly come in order).
+    steps: array = field(default_factory=lambda: array("q"))
+    times: array = field(default_factory=lambda: array("d"))
+    late: dict[int, float] = field(default_factory=dict)
     last_seen: dict[str, float] = field(default_factory=dict)  # component -> the last time it logged anything
 
+    def __len__(self) -> int:
+        return len(self.steps) + len(self.late)
+
     def stamp(self, component: str, time: float, step: int | None) -> None:
-        if step is not None and step not in self.step_times:
-            self.step_times[step] = time
+        try:
+            time = float(time)
+        except OverflowError:  # an integer no float holds is no time
+            return
+        if step is not None:
+            steps = self.steps
+            if not steps or step > steps[-1]:
+                steps.append(step)
+                self.times.append(time)
+            elif step != steps[-1] and step not in self.late and steps[bisect_left(steps, step)] != step:
+                self.late[step] = time
         if time >= self.last_seen.get(component, time):
             self.last_seen[component] = time
+
+    def columns(self) -> tuple[array, array]:
+        """Every step reported, in order, and when each was first reported."""
+        if not self.late:
+            return self.steps, self.times
+        ordered = sorted([*zip(self.steps, self.times, strict=True), *self.late.items()])
+        return array("q", (step for step, _ in ordered)), array("d", (time for _, time in ordered))
 
 
 @dataclass
@@ -373,7 +397,10 @@ class Collector:
             notes.append(f"{len(names)} metric(s) that no reader maps were not judged"
                          f" (`log:` names are console labels): {', '.join(map(shown, names[:12]))}{more}")
         samples = (self._sample_low, self._sample_high) if self._sample_high >= self._sample_low else None
-        return Run(series, array("q", sorted(set(self._steps))), self.nonfinite, self.ooms, notes,
+        steps = self._steps  # each step once where they came in order, as they mostly do
+        if not all(map(operator.lt, steps, steps[1:])):
+            steps = array("q", sorted(set(steps)))
+        return Run(series, steps, self.nonfinite, self.ooms, notes,
                    sorted(self._unread), self.clocks, sorted(set(self.checkpoints)), dict(self.settings), samples,
                    self.checkpoints_seen)
 
@@ -397,8 +424,10 @@ def _is_nonfinite(value: object) -> bool:
 def _tidy(track: Track) -> Series:
     """Sort by step and keep one value per step."""
     steps, values = track.steps, track.values
-    back = compress(range(1, len(steps)), map(operator.le, steps[1:], steps))  # in C: a long run is scanned fast
-    went_back = [(i, steps[i - 1], steps[i]) for i in back]
+    # A step time is logged by both of prime-rl's components at each step (REDUCE_MAX): its steps repeat by
+    # design, which is no going back; a tuple for each was a quarter of a long run's memory (bench_diagnose.py).
+    back = () if track.canonical in REDUCE_MAX else compress(range(1, len(steps)), map(operator.le, steps[1:], steps))
+    went_back = [(i, steps[i - 1], steps[i]) for i in back]  # compress is in C: a long run is scanned fast
     if not all(map(operator.le, steps, steps[1:])):
         order = sorted(range(len(steps)), key=steps.__getitem__)  # stable: arrival order kept per step
         steps = array("q", (steps[i] for i in order))

@@ -14,7 +14,7 @@ from tools.diagnose import stats
 from tools.diagnose.compare import Comparison, compare
 from tools.diagnose.configkeys import ConfigView, open_config
 from tools.diagnose.readers import FORMATS, checkpoints_in, read
-from tools.diagnose.series import CANONICAL, REDUCE_MAX, Run
+from tools.diagnose.series import CANONICAL, Run
 from tools.diagnose.signatures import BY_CODE, SIGNATURES, Change
 from tools.diagnose.story import Begun, Story, offered, rollback, tell
 from tools.diagnose.view import View
@@ -192,10 +192,10 @@ def diagnose(args: DiagnoseInput, ctx: Context) -> DiagnoseResult:
 def _refuse_interleaved(source: Path, run: Run) -> None:
     """Two runs written into one file go back and forth between their steps; one series of them mixed
     into one run would be judged as nonsense, so the file is refused with the places it went back."""
-    for name, found in run.series.items():
+    for found in run.series.values():
         back = found.went_back
-        if name in REDUCE_MAX or len(back) < INTERLEAVED_TIMES:
-            continue  # both of prime-rl's components log a step time, each at its own step
+        if len(back) < INTERLEAVED_TIMES:
+            continue
         stretches = [here[0] - before[0] for before, here in zip([(0, 0, 0), *back[:-1]], back, strict=True)]
         if stats.median(stretches) >= INTERLEAVED_STRETCH:
             continue

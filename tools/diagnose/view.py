@@ -4,8 +4,7 @@ and how a finding is dated: onsets are change-points, not the step a line was cr
 from __future__ import annotations
 
 import math
-from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tools.diagnose import stats
@@ -49,8 +48,8 @@ class View:
         for name in ("reward_mean", "eval_reward"):
             found = self.run.series.get(name)
             if found is not None and self.scale != (0.0, 1.0):
-                self._scaled[name] = Series(name, found.raw, found.steps,
-                                            array("d", ((v - low) / (high - low) for v in found.values)))
+                scaled = stats.mapped(found.values, lambda v: (v - low) / (high - low), ("rescaled", low, high))
+                self._scaled[name] = Series(name, found.raw, found.steps, scaled)
 
     def series(self, name: str, points: int = LEVEL_MIN_POINTS) -> Series | None:
         found = self._scaled.get(name) or self.run.series.get(name)
@@ -81,7 +80,7 @@ def reward_scale(run: Run) -> tuple[float, float]:
                              ("reward_mean", lows, min)):
         found = run.series.get(name)
         if found is not None and len(found):
-            into.append(pick(found.values))
+            into.append(stats.extreme(found.values, pick))
     if run.sample_rewards is not None:
         lows.append(run.sample_rewards[0])
         highs.append(run.sample_rewards[1])
@@ -93,7 +92,7 @@ def step_span(steps: list[int]) -> tuple[int, int]:
     return steps[0], steps[-1]
 
 
-def onset_step(found: Series | None, past: Callable[[float], bool], direction: int = 0,
+def onset_step(found: Series | None, past: stats.Past, direction: int = 0,
                log: bool = False) -> int | None:
     """Where the change that carried the series into `past` (and kept it there) began: the change-point
     before the crossing, when the slope bends there in `direction` (+1 up, -1 down); the crossing itself
@@ -102,18 +101,21 @@ def onset_step(found: Series | None, past: Callable[[float], bool], direction: i
     `log`: the series grows by factors (a KL), so its bend is looked for in its logarithm."""
     if found is None:
         return None
-    smoothed = stats.rolling_mean(found.values, SMOOTH)
-    start = stats.onset(smoothed, past)
+    start = stats.onset(found.values, SMOOTH, past)
     if start is None:
         return None
     if direction:
-        raw = [math.log(max(v, 1e-12)) for v in found.values] if log else found.values
-        shape = stats.rolling_mean(raw, SMOOTH) if log else smoothed
-        start = change_point(raw, shape, max(0, start - ONSET_LOOKBACK), start, start, direction)
+        raw = stats.mapped(found.values, _log, "log") if log else found.values
+        start = change_point(raw, stats.rolling_mean(raw, SMOOTH), max(0, start - ONSET_LOOKBACK), start, start,
+                             direction)
     return found.steps[start]
 
 
-def turned_at(found: Series, smoothed: list[float], turn: int, crossed: int, direction: int) -> int:
+def _log(value: float) -> float:
+    return math.log(max(value, 1e-12))
+
+
+def turned_at(found: Series, smoothed: Sequence[float], turn: int, crossed: int, direction: int) -> int:
     """The step where a series that turned at index `turn` (its peak or trough) began to move away:
     the change-point near the turn (a smoothed peak is itself a little off) or after it, up to where
     it crossed its line; the fit sees as much before the turn as after, so the bend stands out."""
@@ -121,13 +123,22 @@ def turned_at(found: Series, smoothed: list[float], turn: int, crossed: int, dir
     return found.steps[change_point(found.values, smoothed, lo, crossed, crossed, direction, turn - SMOOTH // 2)]
 
 
-def change_point(raw: Sequence[float], smoothed: list[float], lo: int, crossed: int, fallback: int, direction: int,
-             floor: int = 0) -> int:
-    """The change-point of the smoothed values in [lo, crossed + SMOOTH], dated on the raw values: a centred
-    mean bends up to half its window before the series does, so the bend is fitted again on the raw values
-    within a window of it, and kept where the raw fit bends the same way."""
+def change_point(raw: Sequence[float], smoothed: Sequence[float], lo: int, crossed: int, fallback: int,
+                 direction: int, floor: int = 0) -> int:
+    """The change-point of the smoothed values (`raw`'s centred SMOOTH-point means) in [lo, crossed + SMOOTH], dated
+    on the raw values: a centred mean bends up to half its window before the series does, so the bend is fitted
+    again on the raw values within a window of it, and kept where the raw fit bends the same way."""
     hi = min(len(smoothed) - 1, crossed + SMOOTH)
     lo = max(0, min(lo, crossed - SMOOTH))
+    if hi + SMOOTH // 2 >= len(raw):
+        return _bend(raw, smoothed, lo, hi, crossed, fallback, direction, floor)
+    # Every mean it fits is final: a watch's next poll, asking the same of the grown series, gets this answer.
+    return stats.settled(("change_point", lo, hi, crossed, fallback, direction, floor), raw,
+                         lambda: _bend(raw, smoothed, lo, hi, crossed, fallback, direction, floor))
+
+
+def _bend(raw: Sequence[float], smoothed: Sequence[float], lo: int, hi: int, crossed: int, fallback: int,
+          direction: int, floor: int) -> int:
     found = stats.hinge(smoothed, lo, hi, max(lo + 1, floor), min(crossed, hi - 1))
     if found is None or found[1] * direction <= 0:
         return fallback
@@ -143,7 +154,15 @@ def start_level(found: Series) -> float:
 
 def trend_of(steps: list[int], values: list[float]) -> tuple[float, float]:
     """Slope per step and its z score (slope / standard error)."""
-    b, se = stats.slope(steps, values)
+    return z_scored(*stats.slope(steps, values))
+
+
+def trend_since(found: Series, first: int) -> tuple[float, float]:
+    """`trend_of` the points of `found` from index `first` on, from running sums (stats.slope_since)."""
+    return z_scored(*stats.slope_since(found.steps, found.values, first))
+
+
+def z_scored(b: float, se: float) -> tuple[float, float]:
     if se > 0:
         return b, b / se  # an infinite error (too few distinct steps) gives z = 0
     return b, math.copysign(math.inf, b) if b else 0.0  # a perfect line

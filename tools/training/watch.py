@@ -39,6 +39,7 @@ from tools.diagnose.readers import detect, read_metrics_jsonl, tfevents, trackio
 from tools.diagnose.readers.places import place_kind
 from tools.diagnose.readers.records import HINT, pick_run
 from tools.diagnose.series import Bad, Collector, Run
+from tools.diagnose.stats import Sweeps, continuing
 from tools.diagnose.tool import judge
 from tools.evals.samples import Sample
 from tools.framework.contract import Arg, Context, ToolResult
@@ -292,10 +293,12 @@ def _when(value: Any) -> datetime | None:
 
 
 class RunSoFar:
-    """The run's canonical series, grown by each poll's new rows only (never read again from the start)."""
+    """The run's canonical series, grown by each poll's new rows only (never read again from the start), and
+    the sweeps of its last judgement, which the next one goes on from (so its series only ever grow)."""
 
     def __init__(self) -> None:
         self.run = Collector().finish()
+        self.sweeps = Sweeps()
 
     def add(self, lines: Iterable[bytes] | Iterable[str]) -> bool:
         """Add metrics.jsonl rows; whether they held anything new."""
@@ -389,7 +392,8 @@ class Watcher:
 
     def _findings(self, snapshot: Snapshot) -> list[WatchEvent]:
         """The diagnosis as it stands; the stop question comes with its primary finding, when that is an error."""
-        primary, found = judge(self.so_far.run, self.config)
+        with continuing(self.so_far.sweeps):
+            primary, found = judge(self.so_far.run, self.config)
         lead = primary.code if primary else None
         return [WatchEvent(kind="finding", code=f.code, severity=f.severity, at_step=self.last_step,
                            summary=f.summary + (" (what explains the run)" if f.code == lead else ""),

@@ -76,6 +76,15 @@ def read_place(path: Path, collector: Collector, run: str | None) -> str:
     return f"Trackio run {chosen} in {file.name}"
 
 
+# A run's rows, through Trackio's index on (run_name, step); and its rows past an id a watch read up to, by the
+# id alone (the rowid), as a poll must read only what is new: with `run_name = ?` SQLite walks that index over
+# every row the run has on each poll, and `+run_name` keeps it off the index.
+ROWS_OF_RUN = ("SELECT id, step, timestamp, metrics, length(metrics) FROM metrics WHERE id > ? AND run_name = ? "
+               "ORDER BY id")
+ROWS_PAST = ("SELECT id, step, timestamp, metrics, length(metrics) FROM metrics WHERE id > ? AND +run_name = ? "
+             "ORDER BY id")
+
+
 def read_rows(file: Path, name: str, collector: Collector, after: int = 0) -> tuple[int, int]:
     """Run `name`'s rows in `file` whose id is past `after`, in the order they were written; the last id
     read (`after` when there is none) and the bytes of metrics read."""
@@ -83,8 +92,7 @@ def read_rows(file: Path, name: str, collector: Collector, after: int = 0) -> tu
     clock = collector.clock(UNIX_CLOCK)
     last, read = after, 0
     with closing(_connect(file)) as connection:
-        rows = connection.execute("SELECT id, step, timestamp, metrics, length(metrics) FROM metrics "
-                                  "WHERE run_name = ? AND id > ? ORDER BY id", (name, after))
+        rows = connection.execute(ROWS_PAST if after else ROWS_OF_RUN, (after, name))
         for row_id, own, stamp, blob, size in rows:
             last, read = row_id, read + size
             where = f"{file.name} row {row_id}"
