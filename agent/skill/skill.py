@@ -364,11 +364,12 @@ def main(argv: list[str] | None = None) -> int:
         return _check(options.check, workspace, options.as_json)
     checker = Checker(workspace)
     stack = installed(workspace)
-    with ThreadPoolExecutor(max_workers=2) as early:
-        # The stack's own commands (`prime login`, `prime train`) are asked while the rest is rendered: each
-        # `--help` of prime takes most of a second to start, as long as the render; the check finds them answered.
-        for found in commands(stack.brief()):
-            early.submit(checker.check, *found)
+    with ThreadPoolExecutor(max_workers=8) as early:
+        # The stack's own commands (`prime login`, `prime train`) are asked at once, while the rest is rendered:
+        # each `--help` of prime takes most of a second to start, longer than the render; the check finds them
+        # answered.
+        for command in dict.fromkeys(command for _, command in commands(stack.brief())):
+            early.submit(checker.check, 0, command)
         text = render(stack, options.layout)
         gone = [v for v in check_text(text, workspace, checker) if v.status == "gone"]
     if gone:  # a bug here, never the user's: the skill names only what the stack has

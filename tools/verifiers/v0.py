@@ -42,7 +42,7 @@ from tools.framework.findings import Finding
 from tools.framework.workspace import rlpilot_home
 from tools.io import files, process
 from tools.verifiers.refs import local_env_dir, parse_env_ref
-from tools.verifiers.source import Grammar, base_name, module_file, parse, project
+from tools.verifiers.source import Grammar, base_name, module_file, parse, project, running_grammar
 
 V0_REQUIREMENT = "verifiers<0.4"
 INSTALL_TIMEOUT = 900.0
@@ -77,18 +77,20 @@ def detect(source: Path, grammar: Grammar | None = None) -> Generation:
     signs: list[str] = []
     loads = exports_taskset = False
     if module is not None:
-        tree = parse(module, grammar).tree or ast.Module(body=[], type_ignores=[])
+        # Which API the code is written for does not hang on its Python floor: without a grammar from the
+        # caller, the most permissive one (rlpilot's) reads it, and requires-python is not read (packaging).
+        tree = parse(module, grammar or running_grammar()).tree or ast.Module(body=[], type_ignores=[])
         loads = _defines_load_environment(tree)
         exports_taskset = _exports_taskset(tree)
         if loads:
             signs.append(f"{module.name} defines `load_environment`")
         if exports_taskset:
             signs.append(f"{module.name} exports a Taskset")
+    if exports_taskset:  # whatever its pyproject pins: the code decides, and the pin is not read (packaging's start-up)
+        return Generation("v1", signs)
     below = _requirement_below_v1(folder)
     if below:
         signs.append(f"it requires {below!r}")
-    if exports_taskset:
-        return Generation("v1", signs)
     if loads or below:
         return Generation("v0", signs)
     return Generation(None, signs)
