@@ -25,6 +25,7 @@ Sources, cited by tag:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal, get_args
@@ -135,13 +136,15 @@ def raised_by(program: Program) -> tuple[FailureText, ...]:
     return tuple(row for row in FAILURES if row.raised_by == program)
 
 
-# One pattern per kind, so a long log line is folded once and searched three times.
-_SIGNS: dict[Kind, re.Pattern[str]] = {
-    kind: re.compile("|".join(re.escape(_folded(row.text)) for row in FAILURES if row.kind == kind))
-    for kind in get_args(Kind)}
+@functools.cache
+def _signs() -> dict[Kind, re.Pattern[str]]:
+    """One pattern per kind, so a long log line is folded once and searched three times; compiled at the first
+    search, not at import: most commands import this table and never search a log."""
+    return {kind: re.compile("|".join(re.escape(_folded(row.text)) for row in FAILURES if row.kind == kind))
+            for kind in get_args(Kind)}
 
 
 def kinds_in(text: str) -> set[Kind]:
     """The kinds of failure the rows found in `text` name."""
     folded = _folded(text)
-    return {kind for kind, sign in _SIGNS.items() if sign.search(folded)}
+    return {kind for kind, sign in _signs().items() if sign.search(folded)}
