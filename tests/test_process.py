@@ -177,3 +177,64 @@ def test_a_program_gets_only_the_environment_it_is_given(monkeypatch):
     assert environ["UV_CACHE_DIR"] == "/home/person/.cache/uv"  # the person's cache, found offline
     with pytest.raises(TypeError):  # no default: every caller chooses the environment
         process.run(_python("pass"), timeout=5)  # type: ignore[call-arg]
+
+
+def _files_under(folder: str) -> list[str]:
+    return sorted(str(path.relative_to(folder)) for path in Path(folder).rglob("*") if not path.is_dir())
+
+
+_PERSONS_INDEX = "http://127.0.0.1:9/the-persons-index/simple"  # loopback's discard port: refused at once
+
+
+@pytest.mark.parametrize("config_home", ["HOME", "XDG_CONFIG_HOME"])
+def test_a_uv_child_uses_the_persons_own_uv_settings_and_nothing_else_of_their_home(tmp_path, monkeypatch,
+                                                                                      config_home):
+    """Behind a private index, a person names it in uv's user-level file; the children's private HOME must not
+    hide that file from the uv that rlpilot runs (a v0 runtime, an environment's build). A project's own index
+    still outranks it, as it does for the person's uv."""
+    person = tmp_path / "person"
+    config = person / ".config" if config_home == "HOME" else tmp_path / "xdg"
+    (config / "uv").mkdir(parents=True)
+    (config / "uv" / "uv.toml").write_text(f'index-url = "{_PERSONS_INDEX}"\n')
+    person.mkdir(exist_ok=True)
+    (person / ".netrc").write_text("machine example.org login person password hunter2\n")
+    source = {"PATH": os.environ["PATH"], "HOME": str(person),
+              **({"XDG_CONFIG_HOME": str(config)} if config_home == "XDG_CONFIG_HOME" else {})}
+    monkeypatch.setattr(process, "_private_home", None)
+    # Without the person's index uv would go to PyPI: through a proxy that reaches nothing, so no test goes online.
+    environ = process.minimal_environment({"HTTPS_PROXY": process.NOWHERE, "HTTP_PROXY": process.NOWHERE,
+                                           "NO_PROXY": "127.0.0.1", "UV_HTTP_RETRIES": "0",
+                                           "UV_CACHE_DIR": str(tmp_path / "cache")}, source)
+    outside, project = tmp_path / "outside", tmp_path / "project"
+    outside.mkdir()
+    project.mkdir()
+    (project / "uv.toml").write_text('index-url = "http://127.0.0.1:9/the-projects-index/simple"\n')
+    install = ["uv", "pip", "install", "--dry-run", "--python", sys.executable, "rlpilot-no-such-package"]
+
+    done = process.run(install, cwd=outside, env=environ, timeout=60)
+    assert not done.ok and "the-persons-index" in done.stderr, done.stderr
+    assert _files_under(environ["HOME"]) == [".config/uv/uv.toml"]  # not .netrc, nor anything else of theirs
+    in_project = process.run(install, cwd=project, env=environ, timeout=60)
+    assert "the-projects-index" in in_project.stderr and "the-persons-index" not in in_project.stderr, \
+        in_project.stderr
+    (config / "uv" / "uv.toml").unlink()  # gone from the person's home: gone from the children's
+    assert _files_under(process.minimal_environment(source=source)["HOME"]) == []
+
+
+def test_a_pip_child_uses_the_persons_own_pip_settings(tmp_path, monkeypatch):
+    """pip's user-level files, the current one and the legacy ~/.pip/pip.conf, both read as the person's pip reads
+    them; and a settings file the person named by pip's or uv's own variable is passed by that name."""
+    pip = process.which("pip")
+    if pip is None:
+        pytest.skip("no pip on PATH")
+    person = tmp_path / "person"
+    (person / ".config" / "pip").mkdir(parents=True)
+    (person / ".config" / "pip" / "pip.conf").write_text(f"[global]\nindex-url = {_PERSONS_INDEX}\n")
+    (person / ".pip").mkdir()
+    (person / ".pip" / "pip.conf").write_text("[global]\ntimeout = 7\n")
+    source = {"PATH": os.environ["PATH"], "HOME": str(person)}
+    monkeypatch.setattr(process, "_private_home", None)
+    done = process.run([pip, "config", "list"], env=process.minimal_environment(source=source), timeout=60)
+    assert f"global.index-url='{_PERSONS_INDEX}'" in done.stdout and "global.timeout='7'" in done.stdout, done.stdout
+    named = {"UV_CONFIG_FILE": str(tmp_path / "uv.toml"), "PIP_CONFIG_FILE": str(tmp_path / "pip.conf")}
+    assert named.items() <= process.minimal_environment(source={**source, **named}).items()

@@ -167,8 +167,9 @@ def install_environments(workspace: Path, folders: list[str], home: Path) -> lis
     """Give the workspace a .venv with these environment packages in it, as a user who ran
     `rlpilot env install NAME --create-venv` has (uv, from its cache when warm): what failed, if anything.
 
-    Their build code runs, so it runs without the person's keys or HOME (`home` stands in, empty); only
-    uv's cache is shared, so that a warm cache keeps the install off the network."""
+    Their build code runs, so it runs without the person's keys or HOME (`home` stands in, holding only the
+    person's installer settings); only uv's cache is shared, so that a warm cache keeps the install off the
+    network."""
     uv = process.which("uv", os.environ)
     if not uv:
         return ["the scenario installs environments with uv, which is not on PATH: smoke evals will not find them"]

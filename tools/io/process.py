@@ -5,12 +5,12 @@ that kills the whole process group (CLIs such as `uv run` and `vf-eval` start ch
 streamed line by line, and secrets redacted before any line is stored or handed on.
 
 The environment is always the caller's explicit choice, never inherited: `minimal_environment()`
-gives a program what it needs to run and none of the person's (no keys; a private, empty HOME, so
-no dotfiles and no saved logins; the package caches by their own variables), offline where the tool
-only reads; `person_environment()` is the person's whole environment, for what they run themselves
-or confirmed (a launch, a push, an install they said yes to) and for the CLIs that act with their
-login. No other module copies os.environ (tests/test_doors.py). `git()` runs git in someone's
-repository with none of the programs its configuration may name.
+gives a program what it needs to run and none of the person's (no keys; a private HOME, so no dotfiles
+and no saved logins, holding only links to the person's own package-installer settings; the package caches
+by their own variables), offline where the tool only reads; `person_environment()` is the person's whole
+environment, for what they run themselves or confirmed (a launch, a push, an install they said yes to) and
+for the CLIs that act with their login. No other module copies os.environ (tests/test_doors.py). `git()`
+runs git in someone's repository with none of the programs its configuration may name.
 
 A program that must outlive rlpilot (a local training run, a model server) is started by
 `supervise`, under the supervisor (tools/io/supervise.py), which detaches it and records its end.
@@ -93,8 +93,8 @@ NETWORK_VARIABLES = PROXY_VARIABLES + (
 # uv's and pip's own names (https://docs.astral.sh/uv/reference/environment/, pip's PIP_<OPTION> rule).
 PACKAGE_VARIABLES = ("UV_INDEX", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_EXTRA_INDEX_URL", "UV_FIND_LINKS",
                      "UV_INDEX_STRATEGY", "UV_HTTP_RETRIES", "UV_HTTP_TIMEOUT", "UV_NATIVE_TLS", "UV_LINK_MODE",
-                     "UV_PYTHON_DOWNLOADS", "UV_PYTHON_PREFERENCE", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL",
-                     "PIP_FIND_LINKS", "PIP_DEFAULT_TIMEOUT", "PIP_CERT")
+                     "UV_PYTHON_DOWNLOADS", "UV_PYTHON_PREFERENCE", "UV_CONFIG_FILE", "UV_NO_CONFIG", "PIP_INDEX_URL",
+                     "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_DEFAULT_TIMEOUT", "PIP_CERT", "PIP_CONFIG_FILE")
 # A closed port on loopback (9, discard): what a read-only tool's children get as their proxy, so a
 # client that honours the proxy variables reaches nothing; loopback itself stays direct (a local policy).
 NOWHERE = "http://127.0.0.1:9"
@@ -107,13 +107,15 @@ _private_home: Path | None = None
 def minimal_environment(extra: Mapping[str, str] | None = None,
                         source: Mapping[str, str] | None = None, *, offline: bool = False) -> dict[str, str]:
     """The base, network and package-installer variables of `source` (os.environ), the package caches, a private
-    empty HOME,
-    then `extra`: nothing else of the person's. `offline`: no package index, no Hub, the proxy pointed at
-    a closed port (a read-only tool's children)."""
+    HOME, then `extra`; in whichever HOME that leaves, the person's installer settings files: nothing else of the
+    person's. `offline`: no package index, no Hub, the proxy pointed at a closed port (a read-only tool's
+    children)."""
     source = os.environ if source is None else source
     kept = BASE_VARIABLES + NETWORK_VARIABLES + PACKAGE_VARIABLES
-    return {**{name: source[name] for name in kept if name in source}, **package_caches(source),
-            "HOME": str(private_home()), **(_OFFLINE if offline else {}), **(extra or {})}
+    environ = {**{name: source[name] for name in kept if name in source}, **package_caches(source),
+               "HOME": str(private_home()), **(_OFFLINE if offline else {}), **(extra or {})}
+    _lend_installer_settings(Path(environ["HOME"]), source)
+    return environ
 
 
 def online(environ: Mapping[str, str], source: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -129,7 +131,7 @@ def package_caches(source: Mapping[str, str]) -> dict[str, str]:
     folders, then the defaults under the person's HOME), so a child with a private HOME still finds, offline,
     what was downloaded. HF_HOME itself is not passed: it holds the saved Hub login (its `token` file,
     https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables)."""
-    home = Path(source.get("HOME") or Path.home())
+    home = _persons_home(source)
     cache = Path(source.get("XDG_CACHE_HOME") or home / ".cache")
     data = Path(source.get("XDG_DATA_HOME") or home / ".local" / "share")
     hf_home = Path(source.get("HF_HOME") or cache / "huggingface")
@@ -142,8 +144,52 @@ def package_caches(source: Mapping[str, str]) -> dict[str, str]:
     }
 
 
+def _lend_installer_settings(home: Path, source: Mapping[str, str]) -> None:
+    """Link each of the person's own uv and pip settings files that exist into the children's `home`, where its
+    installer looks for it, and no other file of theirs; a link whose file the person has since removed goes too.
+
+    A person behind a private index names it there, and an install that ignored it would fail or reach the public
+    index; offline, uv finds in its cache only what came from the index it is told of. Links, not UV_CONFIG_FILE:
+    uv reads that file instead of every file it finds, so a project's own index (its `uv.toml` or `[tool.uv]`,
+    which outranks the user's file) would be ignored (uv 0.13, checked). No leak: these are the person's own
+    installer settings, which their uv and pip read on every run, and an index URL with a credential in one is
+    sent where the person's own installer sends it; the door passes no credential by name, and every child runs
+    as the person, who can read the person's files anyway: the private HOME keeps saved logins from being used
+    unasked, it is not a wall."""
+    person = _persons_home(source)
+    if not home.is_dir() or home.resolve() == person.resolve():
+        return  # a caller's HOME not made yet, or the person's own, which has the files already
+    config = Path(source.get("XDG_CONFIG_HOME") or person / ".config")
+    # Where each installer looks for its user-level file under the child's HOME (no XDG_CONFIG_HOME there), and
+    # where the person keeps it: uv's (https://docs.astral.sh/uv/concepts/configuration-files/) and pip's, the
+    # current and the legacy one, both read (https://pip.pypa.io/en/stable/topics/configuration/, "user").
+    for place, settings in ((".config/uv/uv.toml", config / "uv" / "uv.toml"),
+                            (".config/pip/pip.conf", config / "pip" / "pip.conf"),
+                            (".pip/pip.conf", person / ".pip" / "pip.conf")):
+        link = home / place
+        try:
+            if not settings.is_file():
+                if link.is_symlink():
+                    link.unlink()
+                continue
+            if link.exists() and (not link.is_symlink() or link.samefile(settings)):
+                continue  # linked already, or a file a child wrote there itself, left as it is
+            link.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # Made beside it and moved over it: two rlpilot processes may give one kept HOME its links at once.
+            made = link.with_name(f".{link.name}.{os.getpid()}.{threading.get_ident()}")
+            os.symlink(settings, made)
+            os.replace(made, link)
+        except OSError as error:
+            raise ToolError("home-unwritable", f"could not link {settings} into the programs' HOME as {link}: "
+                            f"{error.strerror}", f"check that {home} is a folder you own and can write") from None
+
+
+def _persons_home(source: Mapping[str, str]) -> Path:
+    return Path(source.get("HOME") or Path.home())
+
+
 def private_home() -> Path:
-    """An empty folder only this user may read, the HOME of every child in a minimal environment: with no
+    """A folder only this user may read, the HOME of every child in a minimal environment: with no
     HOME at all, Python and git look the person's own up in the password database. Made once per rlpilot
     process, removed when it exits."""
     global _private_home
