@@ -11,12 +11,15 @@ import queue
 import subprocess
 from pathlib import Path
 
+import pytest
 from diagnose_support import make_run, rows
 from ops_support import RLPILOT, prime_env, rlpilot, use_env
 
 from agent.bench.standin import PrimeAPI
 from agent.chat.watching import BackgroundWatch
 from tools.diagnose.readers import read
+from tools.diagnose.stats import continuing
+from tools.diagnose.tool import DiagnoseInput, diagnose, judge
 from tools.framework.contract import Context
 from tools.training.watch import FileSource, HostedSource, Watcher, WatchInput, train_watch
 
@@ -60,6 +63,40 @@ def test_each_poll_reads_only_what_is_new_and_keeps_what_a_full_read_sees(tmp_pa
     for name, series in whole.series.items():
         kept = watcher.so_far.run.series[name]
         assert list(kept.steps) == list(series.steps) and list(kept.values) == list(series.values), name
+
+
+@pytest.mark.parametrize("cuts", [(160,), (161,), (37, 74, 111, 148, 185, 222, 259), (100, 170, 171, 200)],
+                         ids=["at-the-resume", "inside-a-step", "every-37-lines", "across-the-resume"])
+def test_a_resumed_run_that_logs_steps_again_is_kept_by_the_watch_as_diagnose_keeps_it(tmp_path, cuts):
+    """A run resumed from its step-40 checkpoint logs steps 40 to 79 again, with new values: the later value of
+    a step wins in a diagnose of the whole file, and in a watch that read the same bytes in polls, wherever the
+    polls cut them; both judge the same series and say the same. Here the first attempt's grad norm spiked
+    from step 50, which the resumed attempt trains again without."""
+    spiked = make_run(120, seed=1, grad_norm=lambda step, rng: 40.0 if step >= 50 else 0.25)
+    lines = [json.dumps(row) + "\n" for row in rows(spiked)[:2 * 80] + rows(make_run(120, seed=2))[2 * 40:]]
+    whole = tmp_path / "metrics.jsonl"
+    whole.write_text("".join(lines))
+    diagnosed = diagnose(DiagnoseInput(source=str(whole)), Context(workspace=tmp_path))
+
+    polled = tmp_path / "polled" / "metrics.jsonl"
+    polled.parent.mkdir()
+    polled.touch()
+    watcher = Watcher("resumed", FileSource(polled))
+    for start, end in zip((0, *cuts), (*cuts, len(lines)), strict=True):
+        with polled.open("a") as handle:
+            handle.write("".join(lines[start:end]))
+        watcher.poll()
+    _, read_whole = read(whole)
+    kept = watcher.so_far.run
+    assert sorted(kept.series) == sorted(read_whole.series) and list(kept.steps) == list(read_whole.steps)
+    for name, series in read_whole.series.items():
+        assert list(kept.series[name].steps) == list(series.steps), name
+        assert list(kept.series[name].values) == list(series.values), name
+    with continuing(watcher.so_far.sweeps):  # the judgement the watch's next poll makes, going on from its last
+        _, found = judge(kept, None)
+    assert [(f.code, f.severity, f.first_step, f.summary) for f in found] == \
+        [(f.code, f.severity, f.first_step, f.summary) for f in diagnosed.findings]
+    assert "grad-norm-spike" not in [f.code for f in found]
 
 
 def test_a_finding_is_reported_once_when_it_first_appears(tmp_path):

@@ -428,14 +428,23 @@ def _tidy(track: Track) -> Series:
     # design, which is no going back; a tuple for each was a quarter of a long run's memory (bench_diagnose.py).
     back = () if track.canonical in REDUCE_MAX else compress(range(1, len(steps)), map(operator.le, steps[1:], steps))
     went_back = [(i, steps[i - 1], steps[i]) for i in back]  # compress is in C: a long run is scanned fast
+    if track.complement:
+        values = array("d", (1.0 - v for v in values))
+    steps, values = one_per_step(steps, values, track.canonical)
+    return Series(track.canonical, track.raw, steps, values, track.vocabularies, went_back)
+
+
+def one_per_step(steps: array, values: array, canonical: str) -> tuple[array, array]:
+    """The values of the series `canonical` in the order they were read, sorted by step with one value per step:
+    of a step read again, the later value (a resumed run logs again the steps after its checkpoint), the larger
+    for a step time (REDUCE_MAX). A watch merges each poll's rows by this rule too, so that it keeps what a
+    diagnose of the same bytes keeps."""
     if not all(map(operator.le, steps, steps[1:])):
         order = sorted(range(len(steps)), key=steps.__getitem__)  # stable: arrival order kept per step
         steps = array("q", (steps[i] for i in order))
         values = array("d", (values[i] for i in order))
-    if track.complement:
-        values = array("d", (1.0 - v for v in values))
     if len(set(steps)) != len(steps):
-        keep_max = track.canonical in REDUCE_MAX
+        keep_max = canonical in REDUCE_MAX
         merged_steps, merged_values = array("q"), array("d")
         for step, value in zip(steps, values, strict=True):
             if merged_steps and merged_steps[-1] == step:
@@ -444,7 +453,7 @@ def _tidy(track: Track) -> Series:
                 merged_steps.append(step)
                 merged_values.append(value)
         steps, values = merged_steps, merged_values
-    return Series(track.canonical, track.raw, steps, values, track.vocabularies, went_back)
+    return steps, values
 
 
 def _derive_group_shares(series: dict[str, Series]) -> None:

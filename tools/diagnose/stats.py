@@ -40,8 +40,9 @@ def slope(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
 # A watch judges the same run, grown by a few steps, on every poll, and sweeping the whole run again was most of
 # a poll (bench/bench_watch.py; issue 46). Inside `continuing(sweeps)` each sweep keeps its state in `sweeps`, and
 # the next judgement's sweep of the same series goes on where it stopped. A series is known by its identity: the
-# watch's series only grow (RunSoFar appends to them and never changes a value), and `sweeps` holds each one it
-# swept, so no other object can take its id. Outside (a diagnose) every sweep starts afresh and nothing is kept.
+# watch's series only grow (RunSoFar appends to them and never changes a value: a series whose steps come again is
+# replaced by a new one), and `sweeps` holds each one it swept, so no other object can take its id. Outside (a
+# diagnose) every sweep starts afresh and nothing is kept.
 _SWEEPS: ContextVar[Sweeps | None] = ContextVar("sweeps", default=None)
 
 

@@ -24,10 +24,11 @@ import json
 import re
 import statistics
 import time
-from bisect import bisect_right
+from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
@@ -38,7 +39,7 @@ from tools.diagnose.configkeys import ConfigView, open_config
 from tools.diagnose.readers import detect, read_metrics_jsonl, tfevents, trackio_db, wandb_run
 from tools.diagnose.readers.places import place_kind
 from tools.diagnose.readers.records import HINT, pick_run
-from tools.diagnose.series import Bad, Collector, Run
+from tools.diagnose.series import Bad, Collector, Run, one_per_step
 from tools.diagnose.stats import Sweeps, continuing
 from tools.diagnose.tool import judge
 from tools.evals.samples import Sample
@@ -294,7 +295,8 @@ def _when(value: Any) -> datetime | None:
 
 class RunSoFar:
     """The run's canonical series, grown by each poll's new rows only (never read again from the start), and
-    the sweeps of its last judgement, which the next one goes on from (so its series only ever grow)."""
+    the sweeps of its last judgement, which the next one goes on from (so a series it keeps only grows; one whose
+    steps come again is replaced). On the same bytes, however the polls cut them, it keeps what diagnose keeps."""
 
     def __init__(self) -> None:
         self.run = Collector().finish()
@@ -313,13 +315,26 @@ class RunSoFar:
         held = self.run
         for name, new in part.series.items():
             old = held.series.get(name)
-            if old is None:
+            if old is None or not old.steps:
                 held.series[name] = new
-                continue
-            start = bisect_right(new.steps, old.steps[-1])  # a step already held keeps its value
-            old.steps.extend(new.steps[start:])
-            old.values.extend(new.values[start:])
-        held.steps.extend(part.steps[bisect_right(part.steps, held.steps[-1]) if held.steps else 0:])
+            elif not new.steps:
+                continue  # a share derived from counts that met on no step of this poll (_derive_group_shares)
+            elif new.steps[0] > old.steps[-1]:  # as a poll mostly finds it: the series grows, its sweeps go on
+                old.steps.extend(new.steps)
+                old.values.extend(new.values)
+            else:
+                # A step held already comes again (a resumed run logs again the steps after its checkpoint; the
+                # other component's row of a step comes a poll later) or comes late: from there on, the series
+                # diagnose makes of the same rows, as a new series, so that its sweeps start afresh (they go on
+                # only over a series that grew).
+                cut = bisect_left(old.steps, new.steps[0])
+                steps, values = one_per_step(old.steps[cut:] + new.steps, old.values[cut:] + new.values, name)
+                held.series[name] = replace(old, steps=old.steps[:cut] + steps, values=old.values[:cut] + values)
+        if held.steps and part.steps and part.steps[0] <= held.steps[-1]:
+            cut = bisect_left(held.steps, part.steps[0])
+            held.steps = held.steps[:cut] + array("q", sorted({*held.steps[cut:], *part.steps}))
+        else:
+            held.steps.extend(part.steps)
         for name, bad in part.nonfinite.items():
             kept = held.nonfinite.setdefault(name, Bad(first=bad.first))
             kept.count += bad.count
