@@ -130,8 +130,8 @@ def test_the_next_step_after_an_install_runs_as_printed(tmp_path):
     shutil.copytree(REPO / "environments" / "tiny_arith", workspace / "environments" / "tiny_arith",
                     ignore=shutil.ignore_patterns("__pycache__", "examples"))
     env = prime_env(tmp_path / "home", OPENAI_API_KEY="sk-test-local")
-    installed = subprocess.run([RLPILOT, "env", "install", "tiny_arith", "--create-venv", "--json"], cwd=workspace,
-                               env=env, capture_output=True, text=True, timeout=600)
+    installed = subprocess.run([RLPILOT, "env", "install", "tiny_arith", "--create-venv", "--yes", "--json"],
+                               cwd=workspace, env=env, capture_output=True, text=True, timeout=600)
     assert installed.returncode == 0, installed.stderr
     printed = re.search(r"`(rlpilot [^`]+)`", json.loads(installed.stdout)["next"]).group(1)
     alias = printed.split("--endpoint ")[1].split()[0]
