@@ -33,7 +33,7 @@ FILLED_IN = {"name": "tiny-arith", "text": "tiny-arith", "hub_id": "tester/tiny-
              "visibility": "PRIVATE", "traces": "outputs/run-1/traces.jsonl", "id": "run-1",
              "path": "environments/tiny_arith", "target": "hosted", "following": "smoke", "step": "50", "at_step": "50",
              "newer": "prime-rl-v0.9", "value": CONFIG,
-             "ctx.settings.go_to('instruct')[0]": "gpt-4.1-mini", "trained": "tiny-arith",
+             "ctx.settings.go_to('instruct')[0]": "gpt-4.1-mini", "trained": "tiny-arith", "env": "tiny-arith",
              "close": "stack"}  # the nearest command to a typo
 # What the person fills in: the metavars hints leave in capitals.
 METAVARS = {"ENV": "tiny-arith", "CONFIG": CONFIG, "RUN": "run-1", "RUN_A": "run-0", "ID": "abc123",
