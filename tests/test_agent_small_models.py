@@ -205,3 +205,18 @@ def test_a_tool_offered_by_name_is_named_in_the_prompt_and_its_schema_follows_it
     assert result["name"] == "config_restore"  # it ran like any other tool
     # The line is sent, never stored: the transcript's system prompt is the playbook's alone.
     assert "More tools" not in agent.session.messages()[0]["content"]
+
+
+def test_a_plain_reply_past_its_bound_is_said_too_large_not_unreachable(tmp_path):
+    """A non-streamed reply is read whole by the SDK, which reports the door's BodyTooLarge as a connection error."""
+    from tools.io.http import REPLY_BYTES
+
+    huge = Raw(b'{"choices": [{"message": {"content": "' + b"a" * (REPLY_BYTES + 1) + b'"}}]}')
+    with ScriptedOpenAIServer(lambda request: huge) as server:
+        recorder = Recorder()
+        make_agent(tmp_path, server.base_url, ["report"], recorder, stream=False).send("hi")
+    [error] = recorder.of_type("error")
+    assert "is the server running" not in error["message"] and "could not reach" not in error["message"]
+    assert f"went past {REPLY_BYTES >> 20} MiB, rlpilot's bound on one answer" in error["message"]
+    assert "reply_tokens" in error["message"] and "--base-url" in error["message"]
+    assert len(server.requests) == 1  # the same request would bring the same reply: not retried

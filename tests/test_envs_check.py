@@ -339,3 +339,56 @@ def test_each_declared_role_gets_the_local_agent_flags_and_a_missing_module_is_o
     assert "\n" not in finding.message and "Traceback" not in finding.message
     assert "'chess.engine'" in finding.message and str(bin_dir / "python") in finding.message
     assert f"`uv pip install --python {bin_dir / 'python'} chess`" in finding.fix
+
+
+HUB_DATA_ENV = '''\
+import os
+
+import verifiers.v1 as vf
+
+
+class HubData(vf.TaskData):
+    answer: str
+
+
+class HubTask(vf.Task[HubData]):
+    @vf.stop
+    async def single_turn(self, trace: vf.Trace) -> bool:
+        return trace.num_turns >= 1
+
+    @vf.reward(weight=1.0)
+    async def exact(self, trace: vf.Trace) -> float:
+        return float(trace.last_reply.strip() == self.data.answer)
+
+    async def validate(self, runtime) -> bool:
+        return True
+
+
+class HubTaskset(vf.Taskset[HubTask, vf.TasksetConfig]):
+    def load(self):
+        if os.environ.get("HF_DATASETS_OFFLINE") == "1":
+            # What `datasets.load_dataset` (5.x, load.py) raises for a Hub dataset that is not in the cache.
+            raise ConnectionError("Couldn't reach 'openai/gsm8k' on the Hub (OfflineModeIsEnabled)")
+        return [HubTask(HubData(prompt="2+2?", answer="4"), self.config.task)]
+
+
+__all__ = ["HubTaskset"]
+'''
+
+
+def test_a_dataset_not_in_the_cache_says_the_check_is_offline_and_how_to_allow_the_network(tmp_path, monkeypatch):
+    monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)  # rlpilot's own environment: it has vf-validate
+    package = tmp_path / "environments" / "hub_data"
+    (package / "hub_data").mkdir(parents=True)
+    (package / "pyproject.toml").write_text('[project]\nname = "hub-data"\nversion = "0.1.0"\n'
+                                            'dependencies = ["verifiers>=0.4"]\n')
+    (package / "hub_data" / "__init__.py").write_text(HUB_DATA_ENV)
+    offline = env_check(EnvCheckInput(env="hub_data", num_examples=1, shortcuts=False), Context(workspace=tmp_path))
+    [dataset] = [f for f in offline.findings if f.severity == "error"]
+    assert dataset.code == "dataset-not-cached" and offline.exit_code() == 1
+    assert "'openai/gsm8k' is not in the local Hugging Face cache" in dataset.message
+    assert "env check runs offline" in dataset.message
+    assert "`rlpilot env check hub_data --yes`" in dataset.fix
+    online = env_check(EnvCheckInput(env="hub_data", num_examples=1, shortcuts=False, yes=True),
+                       Context(workspace=tmp_path))
+    assert online.validation.valid == 1 and not [f for f in online.findings if f.severity == "error"]

@@ -145,7 +145,7 @@ def test_install_a_local_environment_into_the_workspace_interpreter(workspace, m
     python = _workspace_venv(workspace)
     env_package(workspace, "echo-env", verifiers=None, module="VALUE = 42\n")
     use_env(monkeypatch, prime_env(tmp_path / "home"))
-    result = env_install(EnvInstallInput(env="echo-env"), Context(workspace=workspace))
+    result = env_install(EnvInstallInput(env="echo-env", yes=True), Context(workspace=workspace))
     assert result.installed == ["echo-env@local"] and result.python == str(python)
     assert "from verifiers import" not in result.next
     imported = subprocess.run([python, "-c", "import echo_env; print(echo_env.VALUE)"], capture_output=True,
@@ -158,7 +158,7 @@ def test_a_failed_install_is_a_failure_although_prime_exits_0(workspace, monkeyp
     folder = env_package(workspace, "echo-env", verifiers="no-such-package-rlpilot-test>=1")
     use_env(monkeypatch, prime_env(tmp_path / "home"))
     with pytest.raises(ToolError) as error:
-        env_install(EnvInstallInput(env="echo-env"), Context(workspace=workspace))
+        env_install(EnvInstallInput(env="echo-env", yes=True), Context(workspace=workspace))
     assert error.value.code == "install-failed" and str(folder.parent.parent) not in error.value.hint
 
 
@@ -175,7 +175,7 @@ def test_install_a_hub_environment_served_by_the_stand_in(workspace, monkeypatch
         env = prime_env(tmp_path / "home", api)
         del env["UV_OFFLINE"]  # uv must download the wheel from the stand-in; NO_PROXY keeps that on loopback
         use_env(monkeypatch, env)
-        result = env_install(EnvInstallInput(env="tester/echo-env"), Context(workspace=workspace))
+        result = env_install(EnvInstallInput(env="tester/echo-env", yes=True), Context(workspace=workspace))
     assert result.source == "hub" and result.installed == ["tester/echo-env@latest"]
     imported = subprocess.run([python, "-c", "import echo_env; print(echo_env.VALUE)"], capture_output=True,
                               text=True)
@@ -189,7 +189,7 @@ def test_a_private_environment_without_login_says_how_to_log_in(workspace, monke
                                                  "hash": "abc"}
         use_env(monkeypatch, prime_env(tmp_path / "home", api, logged_in=False))
         with pytest.raises(ToolError) as error:
-            env_install(EnvInstallInput(env="tester/secret-env"), Context(workspace=workspace))
+            env_install(EnvInstallInput(env="tester/secret-env", yes=True), Context(workspace=workspace))
     assert error.value.code == "not-logged-in" and "PRIME_API_KEY" in error.value.hint
 
 
@@ -267,7 +267,7 @@ def test_install_never_goes_into_rlpilots_own_environment_unless_asked(workspace
 def test_install_makes_the_workspace_a_project_with_its_venv_when_the_user_asks(workspace, tmp_path):
     env_package(workspace, "echo-env", verifiers=None, module="VALUE = 5\n")
     env = prime_env(tmp_path / "home")
-    done = rlpilot("env", "install", "echo-env", "--create-venv", "--json", cwd=workspace, env=env)
+    done = rlpilot("env", "install", "echo-env", "--create-venv", "--yes", "--json", cwd=workspace, env=env)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     python = workspace / ".venv" / "bin" / "python"
@@ -275,7 +275,7 @@ def test_install_makes_the_workspace_a_project_with_its_venv_when_the_user_asks(
     imported = subprocess.run([python, "-c", "import echo_env; print(echo_env.VALUE)"], capture_output=True,
                               text=True)
     assert imported.stdout.strip() == "5"
-    again = rlpilot("env", "install", "echo-env", "--json", cwd=workspace, env=env)  # found from now on
+    again = rlpilot("env", "install", "echo-env", "--yes", "--json", cwd=workspace, env=env)  # found from now on
     assert again.returncode == 0 and json.loads(again.stdout)["created"] == []
 
 
@@ -294,7 +294,7 @@ def test_rlpilots_own_virtual_env_is_never_the_workspaces(workspace, tmp_path, m
     env = prime_env(tmp_path / "home", VIRTUAL_ENV=sys.prefix)
     refused = rlpilot("env", "install", "echo-env", cwd=workspace, env=env)
     assert refused.returncode == 2 and "--create-venv" in refused.stderr
-    done = rlpilot("env", "install", "echo-env", "--create-venv", "--json", cwd=workspace, env=env)
+    done = rlpilot("env", "install", "echo-env", "--create-venv", "--yes", "--json", cwd=workspace, env=env)
     assert done.returncode == 0, done.stderr
     python = workspace / ".venv" / "bin" / "python"
     assert json.loads(done.stdout)["python"] == str(python)
@@ -310,7 +310,8 @@ def test_rlpilots_own_virtual_env_is_never_the_workspaces(workspace, tmp_path, m
 
 def test_a_failed_install_with_create_venv_says_its_plan_first_and_leaves_nothing_behind(workspace, tmp_path):
     env_package(workspace, "echo-env", verifiers="no-such-package-rlpilot-test>=1", module="VALUE = 5\n")
-    failed = rlpilot("env", "install", "echo-env", "--create-venv", cwd=workspace, env=prime_env(tmp_path / "home"))
+    failed = rlpilot("env", "install", "echo-env", "--create-venv", "--yes", cwd=workspace,
+                     env=prime_env(tmp_path / "home"))
     assert failed.returncode == 1 and "install-failed" in failed.stderr
     assert not (workspace / "pyproject.toml").exists() and not (workspace / ".venv").exists()
     # Before anything was made: what the folder is, what it brings, where it goes, and what is created first.
@@ -321,3 +322,22 @@ def test_a_failed_install_with_create_venv_says_its_plan_first_and_leaves_nothin
     assert "(no-such-package-rlpilot-test>=1) and theirs" in said[plan + 2] and "new to the .venv" in said[plan + 2]
     assert said[plan + 4] == "  first creates pyproject.toml, .venv in the workspace"
     assert plan < next(i for i, line in enumerate(said) if "install-failed" in line)
+
+
+def test_install_without_yes_says_its_plan_and_does_nothing(workspace, tmp_path):
+    """Installing runs the package's code in the workspace's Python: the command line shows the plan and
+    acts only on --yes, as every tool whose catalog entry confirms (train launch, restart, resume)."""
+    env_package(workspace, "echo-env", verifiers=None, module="VALUE = 5\n")
+    env = prime_env(tmp_path / "home")
+    planned = rlpilot("env", "install", "echo-env", "--create-venv", cwd=workspace, env=env)
+    assert planned.returncode == 1, planned.stderr
+    shown = planned.stdout.splitlines()
+    assert shown[0] == (f"install echo-env 0.1.0 from {workspace / 'environments' / 'echo_env'} into "
+                        f"{workspace / '.venv' / 'bin' / 'python'}")
+    assert "first creates pyproject.toml, .venv in the workspace" in shown
+    assert shown[-1] == "next: nothing was installed or created: run it again with --yes to install"
+    assert not (workspace / "pyproject.toml").exists() and not (workspace / ".venv").exists()
+    as_json = json.loads(rlpilot("env", "install", "echo-env", "--create-venv", "--json", cwd=workspace,
+                                 env=env).stdout)
+    assert as_json["installed"] == [] and as_json["plan"]["creates"] == ["pyproject.toml", ".venv"]
+    assert not (workspace / ".venv").exists()

@@ -33,7 +33,7 @@ FILLED_IN = {"name": "tiny-arith", "text": "tiny-arith", "hub_id": "tester/tiny-
              "visibility": "PRIVATE", "traces": "outputs/run-1/traces.jsonl", "id": "run-1",
              "path": "environments/tiny_arith", "target": "hosted", "following": "smoke", "step": "50", "at_step": "50",
              "newer": "prime-rl-v0.9", "value": CONFIG,
-             "ctx.settings.go_to('instruct')[0]": "gpt-4.1-mini", "trained": "tiny-arith",
+             "ctx.settings.go_to('instruct')[0]": "gpt-4.1-mini", "trained": "tiny-arith", "env": "tiny-arith",
              "close": "stack"}  # the nearest command to a typo
 # What the person fills in: the metavars hints leave in capitals.
 METAVARS = {"ENV": "tiny-arith", "CONFIG": CONFIG, "RUN": "run-1", "RUN_A": "run-0", "ID": "abc123",
@@ -130,8 +130,8 @@ def test_the_next_step_after_an_install_runs_as_printed(tmp_path):
     shutil.copytree(REPO / "environments" / "tiny_arith", workspace / "environments" / "tiny_arith",
                     ignore=shutil.ignore_patterns("__pycache__", "examples"))
     env = prime_env(tmp_path / "home", OPENAI_API_KEY="sk-test-local")
-    installed = subprocess.run([RLPILOT, "env", "install", "tiny_arith", "--create-venv", "--json"], cwd=workspace,
-                               env=env, capture_output=True, text=True, timeout=600)
+    installed = subprocess.run([RLPILOT, "env", "install", "tiny_arith", "--create-venv", "--yes", "--json"],
+                               cwd=workspace, env=env, capture_output=True, text=True, timeout=600)
     assert installed.returncode == 0, installed.stderr
     printed = re.search(r"`(rlpilot [^`]+)`", json.loads(installed.stdout)["next"]).group(1)
     alias = printed.split("--endpoint ")[1].split()[0]

@@ -120,13 +120,20 @@ def _malformed() -> tuple[type[Exception], ...]:
     import openai
 
     return (json.JSONDecodeError, openai.APIResponseValidationError, AttributeError, TypeError, KeyError,
-            IndexError, MalformedReply, BodyTooLarge)
+            IndexError, MalformedReply)
 
 
 def _explain(error: Exception, endpoint: Endpoint, waited: str) -> ModelError:
     import openai
 
     where = f"{endpoint.model} at {endpoint.base_url}"
+    # Streamed, the door's BodyTooLarge comes as it is; a plain reply is read by the SDK, which wraps it as a
+    # connection error: either way the server answered, too much.
+    too_large = _caused_by(error, BodyTooLarge)
+    if too_large is not None:
+        return ModelError(f"{where} sent a reply too large to read: {too_large}; check that --base-url points at "
+                          "an OpenAI-compatible chat API that honours max_tokens ([agent] reply_tokens in "
+                          "configs/rlpilot.toml)")
     if isinstance(error, _malformed()):
         return ModelError(f"{where} answered with something that is not a chat completion ({type(error).__name__}: "
                           f"{str(error)[:200]}); check that --base-url points at an OpenAI-compatible API")
@@ -182,17 +189,21 @@ def _retryable(error: BaseException) -> bool:
 
     if isinstance(error, openai.APIStatusError):
         return error.status_code == 429 or error.status_code >= 500
-    if _refused(error):  # nothing listens there: waiting will not start the server
+    # Nothing listens there (waiting will not start the server), or it answered past the bound (asking again
+    # brings the same answer).
+    if _caused_by(error, (ConnectionRefusedError, BodyTooLarge)) is not None:
         return False
     return isinstance(error, openai.APITimeoutError | openai.APIConnectionError | httpx.TransportError)
 
 
-def _refused(error: BaseException | None) -> bool:
+def _caused_by(error: BaseException | None,
+               kind: type[BaseException] | tuple[type[BaseException], ...]) -> BaseException | None:
+    """The first exception of `kind` in the chain that raised `error`, itself included."""
     while error is not None:
-        if isinstance(error, ConnectionRefusedError):
-            return True
+        if isinstance(error, kind):
+            return error
         error = error.__cause__ or error.__context__
-    return False
+    return None
 
 
 def _wait(retry_state) -> float:
@@ -237,7 +248,7 @@ class ModelClient:
         try:
             with within(self._deadline):
                 return self._complete_or_adapt(messages, tools, on_text)
-        except (openai.APIError, httpx.TransportError, *_malformed()) as error:
+        except (openai.APIError, httpx.TransportError, BodyTooLarge, *_malformed()) as error:
             spent = time.monotonic() - started
             waited = (f"{self._attempts} attempt(s) of up to {self.timeout:g} s each, {spent:.0f} s in all, "
                       f"within a budget of {self.budget:g} s")

@@ -82,8 +82,9 @@ class EnvCheckInput(BaseModel):
         description=f"Also score degenerate replies (empty, echoed prompt, \"yes\", ...) on up to {SHORTCUT_TASKS} "
                     "tasks with vf-eval and a loopback policy; --no-shortcuts skips it (a minute or two).")] = True
     yes: Annotated[bool, Arg(user_decision=True), Field(
-        description="For a verifiers v0 environment: make its verifiers<0.4 runtime, installing from the package "
-                    "index (the user confirmed).")] = False
+        description="Let the check use the network (the user confirmed): a verifiers v0 environment's verifiers<0.4 "
+                    "runtime is made from the package index, and a dataset not in the local cache is downloaded.")] \
+        = False
 
 
 class Validation(BaseModel):
@@ -147,8 +148,30 @@ def env_check(args: EnvCheckInput, ctx: Context) -> EnvCheckResult:
     must load it (vf-validate, the shortcut check), and only while nothing before rules it out."""
     clock = Stopwatch(ctx.started)
     result = _check(args, ctx, clock)
+    if not args.yes:
+        result.findings = [_uncached_dataset(finding, args.env) for finding in result.findings]
     result.timing = clock.split()  # again, now that the check is done
     return result
+
+
+# What `datasets.load_dataset` raises for a Hub dataset found neither in its cache nor on the network (5.x, load.py:
+# "Couldn't reach 'NAME' on the Hub (OfflineModeIsEnabled)"; 2.x: "Couldn't reach the Hugging Face Hub for dataset
+# 'NAME': Offline mode is enabled."). A check without --yes runs its children offline, so this is a dataset never
+# downloaded here, whichever part (vf-validate, the v0 load, the shortcut pass) met it.
+_DATASET_UNREACHED = re.compile(r"Couldn't reach (?:the Hugging Face Hub for dataset )?'([^']+)'")
+
+
+def _uncached_dataset(finding: Finding, env: str) -> Finding:
+    """An error an offline check met loading a dataset, said as that, with the flag that lets it download."""
+    found = _DATASET_UNREACHED.search(finding.message) if finding.severity == "error" else None
+    if found is None:
+        return finding
+    return finding.model_copy(update={
+        "code": "dataset-not-cached",
+        "message": f"the dataset '{found.group(1)}' is not in the local Hugging Face cache, and env check runs "
+                   f"offline unless you pass --yes ({finding.message})",
+        "fix": f"check it with the network allowed: `rlpilot env check {env} --yes` downloads the dataset into the "
+               "cache once; later checks read it from there, offline"})
 
 
 def _check(args: EnvCheckInput, ctx: Context, clock: Stopwatch) -> EnvCheckResult:

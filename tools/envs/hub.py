@@ -64,19 +64,54 @@ class EnvInstallInput(BaseModel):
                     "(`uv init --bare` where there is no pyproject.toml, then `uv venv`) and install there.")] = False
     into_rlpilot: Annotated[bool, Arg(user_decision=True), Field(
         description="Install into rlpilot's own environment (the next `uv sync` of rlpilot removes it).")] = False
+    yes: Annotated[bool, Arg(user_decision=True), Field(description="Install (the user confirmed the plan).")] = False
+
+
+class EnvInstallPlan(ToolResult):
+    """What an install would put where: its code runs in that interpreter, so the user says yes first."""
+
+    env: str
+    source: Literal["local", "hub"]
+    version: str | None = Field(description="The version that would be installed, when known.")
+    folder: str | None = Field(None, description="A local environment's folder.")
+    python: str = Field(description="The interpreter it would be installed into.")
+    creates: list[str] = Field(default_factory=list, description="What would be made in the workspace first.")
+    identity: Identity | None = Field(None, description="What a local folder is, as verifiers would load it.")
+    dependencies: list[str] | None = Field(None, description="What a local package declares it needs (a Hub "
+                                                             "package's are read by the CLI).")
+
+    def render(self) -> str:
+        origin = "from the Environments Hub" if self.source == "hub" else f"from {self.folder}"
+        lines = [f"install {self.env} {self.version or '(version unknown)'} {origin} into {self.python}"]
+        if self.identity:
+            lines.append(f"is: {self.identity.shown()}")
+        declared = (f" ({', '.join(self.dependencies)})" if self.dependencies else " (none declared)") \
+            if self.dependencies is not None else ""
+        # A new .venv has nothing yet: everything the package needs is downloaded and installed there.
+        fresh = ", all of them new to the .venv it creates" if ".venv" in self.creates else ""
+        lines.append(f"with its dependencies{declared} and theirs, from the package index{fresh}")
+        lines.append("its code will run there (at install and whenever the environment is loaded)")
+        return "\n".join(lines + ([f"first creates {', '.join(self.creates)} in the workspace"]
+                                   if self.creates else []))
 
 
 class EnvInstallResult(ToolResult):
     env: str
     source: Literal["local", "hub"]
-    installed: list[str] = Field(description="What the CLI reports installed, as name@version.")
+    installed: list[str] = Field(description="What the CLI reports installed, as name@version; none before a yes.")
     python: str = Field(description="The workspace interpreter it was installed into.")
     created: list[str] = Field(default_factory=list, description="What --create-venv made in the workspace.")
+    plan: EnvInstallPlan | None = Field(None, description="What a yes would install, where nothing was done yet.")
     next: str
 
     def render(self) -> str:
+        if self.plan is not None:
+            return f"{self.plan.render()}\nnext: {self.next}"
         made = [f"created {', '.join(self.created)} in the workspace"] if self.created else []
         return "\n".join([*made, f"installed {', '.join(self.installed)} into {self.python}", f"next: {self.next}"])
+
+    def exit_code(self) -> int:
+        return 0 if self.installed else 1
 
 
 def install_argv(ref: EnvRef, folder: Path | None) -> list[str]:
@@ -119,34 +154,6 @@ def _make(parts: list[str], ctx: Context) -> Path:
     return workspace_interpreter(ctx.workspace, prime_environment(ctx.workspace)).python
 
 
-class EnvInstallPlan(ToolResult):
-    """What an install would put where: its code runs in that interpreter, so the user says yes first."""
-
-    env: str
-    source: Literal["local", "hub"]
-    version: str | None = Field(description="The version that would be installed, when known.")
-    folder: str | None = Field(None, description="A local environment's folder.")
-    python: str = Field(description="The interpreter it would be installed into.")
-    creates: list[str] = Field(default_factory=list, description="What would be made in the workspace first.")
-    identity: Identity | None = Field(None, description="What a local folder is, as verifiers would load it.")
-    dependencies: list[str] | None = Field(None, description="What a local package declares it needs (a Hub "
-                                                             "package's are read by the CLI).")
-
-    def render(self) -> str:
-        origin = "from the Environments Hub" if self.source == "hub" else f"from {self.folder}"
-        lines = [f"install {self.env} {self.version or '(version unknown)'} {origin} into {self.python}"]
-        if self.identity:
-            lines.append(f"is: {self.identity.shown()}")
-        declared = (f" ({', '.join(self.dependencies)})" if self.dependencies else " (none declared)") \
-            if self.dependencies is not None else ""
-        # A new .venv has nothing yet: everything the package needs is downloaded and installed there.
-        fresh = ", all of them new to the .venv it creates" if ".venv" in self.creates else ""
-        lines.append(f"with its dependencies{declared} and theirs, from the package index{fresh}")
-        lines.append("its code will run there (at install and whenever the environment is loaded)")
-        return "\n".join(lines + ([f"first creates {', '.join(self.creates)} in the workspace"]
-                                   if self.creates else []))
-
-
 def install_preview(args: EnvInstallInput, ctx: Context) -> EnvInstallPlan:
     """`env install`'s preview: the same checks, what the folder is, the id and version, what it brings,
     and the interpreter it goes into. With no prime CLI it refuses here, before anything is made."""
@@ -184,6 +191,9 @@ def _uv(args: list[str], ctx: Context) -> None:
 def env_install(args: EnvInstallInput, ctx: Context) -> EnvInstallResult:
     ref = parse_env_ref(args.env)
     plan = install_preview(args, ctx)  # said before anything is made or installed, on every surface
+    if not args.yes:  # the package's code runs in the workspace's Python: only the person says yes
+        return EnvInstallResult(env=ref.text, source=plan.source, installed=[], python=plan.python, plan=plan,
+                                next="nothing was installed or created: run it again with --yes to install")
     for line in plan.render().splitlines():
         ctx.emit({"type": "log", "line": line})
     argv = install_argv(ref, Path(plan.folder) if plan.folder else None)
