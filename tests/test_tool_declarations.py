@@ -16,7 +16,7 @@ from agent.cli.tool_cli import build_parser
 from agent.surfaces.common import slash, slash_help
 from agent.surfaces.mcp_server import TOKEN_FIELD, mcp_tool
 from tools.catalog import Effect, ToolEntry
-from tools.framework.contract import Arg, Context, ToolResult, load
+from tools.framework.contract import Arg, Context, ToolResult, arg_of, load
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED: list[dict] = []
@@ -121,3 +121,19 @@ def test_the_literal_finder_sees_a_tool_name_but_not_an_event_type(tmp_path):
     planted.write_text('if name == "env_push":\n    pass\nevent = {"type": "report", "report": {}}\n'
                        'if kind == "report":\n    show(title="report")\n')
     assert _tool_name_literals(planted, {entry.name for entry in CATALOG}) == ["planted.py:1: 'env_push'"]
+
+
+def test_a_tool_confirms_in_its_catalog_entry_exactly_when_its_input_takes_the_persons_yes():
+    """A confirming entry is asked in the chat and on MCP, and its docs say "It asks you first"; on the command
+    line only a `yes` that a person sets (`Confirmation`, `--yes`) holds the action back, so the two agree."""
+    def takes_yes(entry: ToolEntry) -> bool:
+        info = load(entry).input_model.model_fields.get("yes")
+        return info is not None and arg_of(info).confirms and arg_of(info).user_decision
+
+    # eval_run: `eval run --yes` reaches some thirty calls in the eval tests (vf-eval end to end among them); it is
+    # the next step, and until then its command line still acts at once.
+    pending = {"eval_run"}
+    unasked = [entry.name for entry in CATALOG if entry.confirms and not takes_yes(entry) and entry.name not in pending]
+    undeclared = [entry.name for entry in CATALOG if takes_yes(entry) and not entry.confirms]
+    assert unasked == [], f"their catalog entry confirms, but the command line acts without --yes: {unasked}"
+    assert undeclared == [], f"they take --yes, but their catalog entry does not confirm: {undeclared}"

@@ -16,7 +16,15 @@ from tools.framework.contract import Context
 from tools.framework.errors import ToolError
 from tools.training import hosted, records
 from tools.training.launch import LaunchInput, train_launch
-from tools.training.runs import ResumeInput, RunInput, train_checkpoints, train_pause, train_resume, train_status
+from tools.training.runs import (
+    PauseInput,
+    ResumeInput,
+    RunInput,
+    train_checkpoints,
+    train_pause,
+    train_resume,
+    train_status,
+)
 from tools.training.watch import WatchInput, train_watch
 
 CURRENT = "prime-rl/main-2026-08-21/examples/basic/reverse-text/rl.toml"
@@ -107,7 +115,7 @@ def test_preview_launch_and_follow_a_hosted_run(workspace, shared_fixtures, tmp_
         status = rlpilot("train", "status", run, "--json", cwd=workspace, env=env)
         metrics = rlpilot("train", "metrics", run, "--json", cwd=workspace, env=env)
         logs = rlpilot("train", "logs", run, "--component", "trainer", "--json", cwd=workspace, env=env)
-        stopped = rlpilot("train", "stop", run, "--json", cwd=workspace, env=env)
+        stopped = rlpilot("train", "stop", run, "--yes", "--json", cwd=workspace, env=env)
 
     assert status.returncode == 0, status.stderr
     state = json.loads(status.stdout)
@@ -155,7 +163,7 @@ def test_pause_checkpoints_and_resume_as_a_new_run(workspace, monkeypatch, tmp_p
         api.checkpoints["run-p"] = [{"id": "ck1", "rftRunId": "run-p", "step": 100, "storageUrl": "s3://b/ck1",
                                      "status": "READY", "createdAt": "2026-12-01T09:00:00Z"}]
         ctx = Context(workspace=workspace)
-        paused = train_pause(RunInput(run="run-p"), ctx)
+        paused = train_pause(PauseInput(run="run-p", yes=True), ctx)
         [checkpoint] = train_checkpoints(RunInput(run="run-p"), ctx).checkpoints
         preview = train_resume(ResumeInput(run="run-p"), ctx)
         assert not api.seen("POST", "/api/v1/training/runs/run-p/resume")
@@ -200,3 +208,22 @@ def test_launch_without_the_prime_cli_names_the_cli_not_the_login(workspace, sha
     with pytest.raises(ToolError) as error:
         train_launch(LaunchInput(config=Path(config), target="hosted", yes=True), Context(workspace=workspace))
     assert error.value.code == "prime-not-installed" and "prime login" not in error.value.hint
+
+
+def test_stop_and_pause_without_yes_say_their_plan_and_do_nothing(workspace, tmp_path):
+    """Their catalog entries confirm: on the command line they act only on --yes, like train launch."""
+    with PrimeAPI() as api:
+        env = prime_env(tmp_path / "home", api)
+        api.runs["run-q"] = {"id": "run-q", "userId": "u", "status": "RUNNING", "createdAt": "2026-12-01T08:00:00Z",
+                             "updatedAt": "2026-12-01T08:00:00Z"}
+        stop = rlpilot("train", "stop", "run-q", cwd=workspace, env=env)
+        pause = rlpilot("train", "pause", "run-q", cwd=workspace, env=env)
+        assert not api.seen("PUT", "/api/v1/rft/runs/run-q/stop")
+        assert not api.seen("POST", "/api/v1/training/runs/run-q/pause")
+    assert (stop.returncode, pause.returncode) == (1, 1), stop.stderr + pause.stderr
+    assert stop.stdout.splitlines() == [
+        "run run-q (hosted): would stop: the platform stops it; a stopped run has no checkpoints left to restart from",
+        "next: nothing was done: run it again with --yes to stop it"]
+    assert pause.stdout.splitlines()[0].startswith("run run-q: would pause at a checkpoint and release its GPUs")
+    assert pause.stdout.splitlines()[-1] == "next: nothing was done: run it again with --yes to pause it"
+    assert api.runs["run-q"]["status"] == "RUNNING"

@@ -18,7 +18,7 @@ from tools.framework.contract import Context
 from tools.framework.errors import BadInput
 from tools.training import local, records
 from tools.training.launch import LaunchInput, train_launch
-from tools.training.runs import RunInput, train_checkpoints, train_pause, train_status
+from tools.training.runs import PauseInput, RunInput, train_checkpoints, train_pause, train_status
 from tools.training.serve import CheckpointEvalInput, train_eval
 from tools.training.watch import WatchInput, train_watch
 
@@ -153,9 +153,10 @@ def test_launch_follow_across_a_restart_and_stop_with_nothing_left(machine, shar
     assert trainer["lines"] and "Loss" in trainer["lines"][-1]
     helper = int(next(records.run_dir(workspace, run).glob("outputs/**/helper.pid")).read_text())
 
-    stopped = rlpilot("train", "stop", run, "--json", cwd=workspace, env=env)
+    stopped = rlpilot("train", "stop", run, "--yes", "--json", cwd=workspace, env=env)
     assert stopped.returncode == 0, stopped.stderr
-    assert json.loads(stopped.stdout) == {"run": run, "target": "local", "status": "stopped", "still_running": []}
+    assert json.loads(stopped.stdout) == {"run": run, "target": "local", "status": "stopped", "stopped": True,
+                                        "still_running": [], "next": None}
     assert local.group_members(record.pid) == []
     assert not Path(f"/proc/{helper}").exists() or "Z" in Path(f"/proc/{helper}/stat").read_text().split()[2]
     assert "Received SIGTERM" in (records.run_dir(workspace, run) / "output.log").read_text()
@@ -178,7 +179,7 @@ def test_a_finished_run_reports_its_exit(machine, shared_fixtures, monkeypatch):
     assert os.environ["RLPILOT_HOME"] in status.details["log"]
     assert train_checkpoints(RunInput(run=result.run), Context(workspace=workspace)).checkpoints == []
     with pytest.raises(BadInput) as error:
-        train_pause(RunInput(run=result.run), Context(workspace=workspace))
+        train_pause(PauseInput(run=result.run, yes=True), Context(workspace=workspace))
     assert error.value.code == "pause-is-hosted-only" and "train stop" in error.value.hint
 
 
@@ -200,7 +201,7 @@ def test_a_checkpoint_is_served_evaluated_and_stopped(machine, monkeypatch, tmp_
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "UV_OFFLINE"):  # vf-eval's harness set-up may use the index
         del env[name]
     use_env(monkeypatch, env)
-    result = train_eval(CheckpointEvalInput(checkpoint="outputs/step_40", env="tiny-arith", num_examples=3,
+    result = train_eval(CheckpointEvalInput(checkpoint="outputs/step_40", env="tiny-arith", num_examples=3, yes=True,
                                             rollouts=2, upload=False), Context(workspace=workspace))
     assert result.server[1:3] == ["run", "inference"] and result.still_running == []
     assert result.eval.ok and result.eval.model == "outputs/step_40"

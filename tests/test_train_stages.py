@@ -13,7 +13,7 @@ import pytest
 from ops_support import prime_env, prime_parses, use_env
 
 from agent.bench.standin import PrimeAPI
-from tools.framework.contract import Context
+from tools.framework.contract import Context, not_confirmed
 from tools.training import offers
 from tools.training.launch import LaunchInput, stage_config, train_launch
 
@@ -64,7 +64,7 @@ def test_unreadable_offer_lists_are_said_and_the_launch_still_goes_to_its_confir
     unread = [p for p in preview.problems if p.code == "offers-unreadable"]
     assert len(unread) == 2 and all(p.severity == "info" for p in unread)
     assert {"`prime train models`", "`prime train gpus`"} == {p.message.split(" could")[0] for p in unread}
-    assert preview.next == "confirm with --yes to launch" and not preview.errors
+    assert preview.next == not_confirmed("launch it") and not preview.errors
     assert any("cost        reported by the platform at launch" in line for line in preview.plan.lines())
     assert launched.launched and launched.plan.price_per_gpu_hour == 3.2  # what the platform answered at dispatch
 
@@ -99,7 +99,7 @@ def test_proof_then_smoke_then_full_each_previewed_and_confirmed(config, monkeyp
         launched = {}
         for stage, steps in (("proof", 2), ("smoke", 10), ("full", 20)):
             preview = _launch(config, stage=stage)
-            assert not preview.launched and preview.next == "confirm with --yes to launch"
+            assert not preview.launched and preview.next == not_confirmed("launch it")
             assert (preview.plan.stage, preview.plan.max_steps) == (stage, steps)
             assert len(api.seen("POST", "/api/v1/training/runs")) == len(launched)  # nothing ran unconfirmed
             result = _launch(config, stage=stage, yes=True)
@@ -135,7 +135,7 @@ def test_a_previewed_stage_leaves_nothing_and_its_launch_keeps_what_the_run_uses
     with PrimeAPI() as api:
         use_env(monkeypatch, prime_env(tmp_path / "home", api))
         there = _files(config.parent)
-        assert _launch(config, stage="proof").next == "confirm with --yes to launch"
+        assert _launch(config, stage="proof").next == not_confirmed("launch it")
         assert _files(config.parent) == there
         assert _launch(config, stage="proof", yes=True).launched
     assert config.with_name("rl.proof.toml").exists() and any(config.parent.glob(".rlpilot/launches/rl.proof-*"))

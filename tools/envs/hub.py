@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from tools.envs.identity import Identity
 from tools.envs.package import PackageReport, check_package
-from tools.framework.contract import Arg, Context, ToolResult
+from tools.framework.contract import Arg, Confirmation, Context, ToolResult, not_confirmed
 from tools.framework.errors import BadInput, ToolError
 from tools.framework.findings import Finding
 from tools.framework.workspace import Interpreter, workspace_interpreter
@@ -64,7 +64,7 @@ class EnvInstallInput(BaseModel):
                     "(`uv init --bare` where there is no pyproject.toml, then `uv venv`) and install there.")] = False
     into_rlpilot: Annotated[bool, Arg(user_decision=True), Field(
         description="Install into rlpilot's own environment (the next `uv sync` of rlpilot removes it).")] = False
-    yes: Annotated[bool, Arg(user_decision=True), Field(description="Install (the user confirmed the plan).")] = False
+    yes: Annotated[Confirmation, Field(description="Install (the user confirmed the plan).")] = False
 
 
 class EnvInstallPlan(ToolResult):
@@ -193,7 +193,7 @@ def env_install(args: EnvInstallInput, ctx: Context) -> EnvInstallResult:
     plan = install_preview(args, ctx)  # said before anything is made or installed, on every surface
     if not args.yes:  # the package's code runs in the workspace's Python: only the person says yes
         return EnvInstallResult(env=ref.text, source=plan.source, installed=[], python=plan.python, plan=plan,
-                                next="nothing was installed or created: run it again with --yes to install")
+                                next=not_confirmed("install", "nothing was installed or created"))
     for line in plan.render().splitlines():
         ctx.emit({"type": "log", "line": line})
     argv = install_argv(ref, Path(plan.folder) if plan.folder else None)

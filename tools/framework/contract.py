@@ -14,7 +14,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -39,6 +39,9 @@ class Arg:
     the user answers, and a value the model passes is only the question's suggestion. `prompt`
     is that question, formatted with the fields of the tool's preview and arguments; the
     question is not asked when the user set the field, or one of `answered_by`, themselves.
+
+    `confirms` marks the person's yes to the tool's plan (the `Confirmation` field): a tool whose catalog
+    entry confirms has one, and no other tool does (tests/test_tool_declarations.py).
     """
 
     positional: bool = False
@@ -51,6 +54,18 @@ class Arg:
     asks: str | None = None
     prompt: str = ""
     answered_by: tuple[str, ...] = ()
+    confirms: bool = False
+
+
+# The `yes` of a tool whose catalog entry confirms (`yes: Annotated[Confirmation, Field(description=...)] = False`).
+# Only a person sets it: `--yes` on the command line, the chat's and MCP's gate after their yes. Without it
+# the tool returns its plan and does nothing, with `not_confirmed` as its next step.
+Confirmation = Annotated[bool, Arg(user_decision=True, confirms=True)]
+
+
+def not_confirmed(action: str, nothing: str = "nothing was done") -> str:
+    """The `next` of a plan returned without the person's yes: what was not done, and how to do it."""
+    return f"{nothing}: run it again with --yes to {action}"
 
 
 def arg_of(info: Any) -> Arg:

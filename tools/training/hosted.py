@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.configs.document import lookup
-from tools.framework.contract import Context
+from tools.framework.contract import Context, not_confirmed
 from tools.framework.eras import Dialect
 from tools.framework.errors import ToolError
 from tools.framework.findings import Finding
@@ -93,7 +93,7 @@ def launch_hosted(args: LaunchInput, ctx: Context) -> LaunchResult:
         problems += invalid + _priced(plan, offers.result())
         ready = not any(p.severity == "error" for p in problems)
         return LaunchResult(launched=False, plan=plan, problems=problems,
-                            next="confirm with --yes to launch" if ready else "fix the errors, then run it again")
+                            next=not_confirmed("launch it") if ready else "fix the errors, then run it again")
 
     # The offers were checked in the preview the user confirmed; the platform checks them again on submission.
     plan.validation = "checked by `prime train` before it submits"

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tools.framework.contract import Context
+from tools.framework.contract import Context, not_confirmed
 from tools.framework.errors import BadInput, ToolError
 from tools.framework.findings import Finding
 from tools.io import files, process
@@ -70,7 +70,7 @@ def launch_local(args: LaunchInput, ctx: Context) -> LaunchResult:
         return LaunchResult(launched=False, plan=plan, problems=problems,
                             next="fix the errors, then run the same command again")
     if not args.yes:
-        return LaunchResult(launched=False, plan=plan, problems=problems, next="confirm with --yes to launch")
+        return LaunchResult(launched=False, plan=plan, problems=problems, next=not_confirmed("launch it"))
     return _start(plan, problems, stack, ctx)
 
 

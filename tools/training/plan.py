@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from tools.configs.document import load, lookup
 from tools.configs.lint import check_data
 from tools.configs.migrations.current import SANDBOX_UNLESS_RUNTIME, taskset_roles
-from tools.framework.contract import Arg, Context, ToolResult
+from tools.framework.contract import Arg, Confirmation, Context, ToolResult
 from tools.framework.eras import Dialect, Target
 from tools.framework.errors import ToolError
 from tools.framework.findings import Finding, errors, render
@@ -98,7 +98,7 @@ class LaunchInput(BaseModel):
     prime_rl: Annotated[Path | None, Arg(metavar="PATH"),
                         Field(description="Local or SLURM: a prime-rl checkout.")] = None
     stage: Annotated[Stage | None, Field(description="proof: 2 steps, smoke: 10, full: as written.")] = None
-    yes: Annotated[bool, Arg(user_decision=True), Field(description="Launch (the user confirmed the summary).")] = False
+    yes: Annotated[Confirmation, Field(description="Launch (the user confirmed the summary).")] = False
     binding: Annotated[str | None, Arg(cli_only=True),
                        Field(description="The config hash the user confirmed; a config changed since is refused.")] \
         = None

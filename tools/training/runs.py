@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, Field
 
 from tools.diagnose.readers import read
-from tools.framework.contract import Arg, Context, ToolResult
+from tools.framework.contract import Arg, Confirmation, Context, ToolResult, not_confirmed
 from tools.framework.eras import Target
 from tools.framework.errors import BadInput
 from tools.training import hosted, local, records, slurm
@@ -202,24 +202,39 @@ def train_logs(args: LogsInput, ctx: Context) -> LogsResult:
 # -- stop ------------------------------------------------------------------------------------
 
 
+class StopInput(RunInput):
+    yes: Annotated[Confirmation, Field(description="Stop (the user confirmed).")] = False
+
+
+# What stopping does to each kind of run, said before the person's yes.
+STOPS = {"hosted": "the platform stops it; a stopped run has no checkpoints left to restart from",
+         "local": "its whole process group is ended",
+         "slurm": "its SLURM job is cancelled"}
+
+
 class StopResult(ToolResult):
     run: str
     target: Target
     status: str
+    stopped: bool = Field(True, description="False for the plan shown before the user's yes.")
     still_running: list[int] = Field(default_factory=list, description="Local processes that would not stop.")
+    next: str | None = None
 
     def render(self) -> str:
         text = f"run {self.run} ({self.target}): {self.status}"
         if self.still_running:
             text += f"; still running: pids {', '.join(map(str, self.still_running))}"
-        return text
+        return text + (f"\nnext: {self.next}" if self.next else "")
 
     def exit_code(self) -> int:
-        return 1 if self.still_running else 0
+        return 1 if self.still_running or not self.stopped else 0
 
 
-def train_stop(args: RunInput, ctx: Context) -> StopResult:
+def train_stop(args: StopInput, ctx: Context) -> StopResult:
     target, record = _target(args.run, ctx)
+    if not args.yes:  # a stopped run is not started again: only the person says yes
+        return StopResult(run=args.run, target=target, status=f"would stop: {STOPS[target]}", stopped=False,
+                          next=not_confirmed("stop it"))
     if target == "slurm" and record is not None:
         job = slurm.stop(record, ctx.workspace)
         return StopResult(run=args.run, target=target, status=job.describe(record.stopped_at is not None))
@@ -275,27 +290,39 @@ def hosted_only(run: str, ctx: Context, action: str, instead: str) -> None:
                        f"{action}", instead)
 
 
+class PauseInput(RunInput):
+    yes: Annotated[Confirmation, Field(description="Pause (the user confirmed).")] = False
+
+
 class PauseResult(ToolResult):
     run: str
     status: str
+    paused: bool = Field(True, description="False for the plan shown before the user's yes.")
     next: str
 
     def render(self) -> str:
         return f"run {self.run}: {self.status}\nnext: {self.next}"
 
+    def exit_code(self) -> int:
+        return 0 if self.paused else 1
 
-def train_pause(args: RunInput, ctx: Context) -> PauseResult:
+
+def train_pause(args: PauseInput, ctx: Context) -> PauseResult:
     hosted_only(args.run, ctx, "pause", f"stop it with `rlpilot train stop {args.run}`: its checkpoints stay, "
                  "and prime-rl continues from them with `--resume`")
+    after = (f"`rlpilot train resume {args.run}` continues it as a new run (billed again); a paused run cannot be "
+             "unpaused")
+    if not args.yes:
+        return PauseResult(run=args.run, status=f"would pause at a checkpoint and release its GPUs; {after}",
+                           paused=False, next=not_confirmed("pause it"))
     status = hosted.pause(args.run, ctx)
     return PauseResult(run=args.run, status=status,
-                       next=f"once `rlpilot train status {args.run}` says PAUSED, `rlpilot train resume {args.run}` "
-                            "continues it as a new run (billed again); a paused run cannot be unpaused")
+                       next=f"once `rlpilot train status {args.run}` says PAUSED, {after}")
 
 
 class ResumeInput(BaseModel):
     run: RunArg
-    yes: Annotated[bool, Arg(user_decision=True), Field(description="Resume (the user confirmed).")] = False
+    yes: Annotated[Confirmation, Field(description="Resume (the user confirmed).")] = False
 
 
 class ResumeResult(ToolResult):
@@ -329,7 +356,7 @@ def train_resume(args: ResumeInput, ctx: Context) -> ResumeResult:
                                  "wait for PAUSED")
     if not args.yes:
         return ResumeResult(run=args.run, status=run["status"], resumed=False, summary=summary, secrets=secrets,
-                            next="confirm with --yes to resume")
+                            next=not_confirmed("resume it"))
     dispatch = hosted.resume(args.run, secrets, ctx)
     new_run = records.check_run_id(dispatch["runId"])
     earlier = records.load(ctx.workspace, args.run)
@@ -346,7 +373,7 @@ def train_resume(args: ResumeInput, ctx: Context) -> ResumeResult:
 
 class RestartInput(BaseModel):
     run: RunArg
-    yes: Annotated[bool, Arg(user_decision=True), Field(description="Restart (the user confirmed).")] = False
+    yes: Annotated[Confirmation, Field(description="Restart (the user confirmed).")] = False
 
 
 class RestartResult(ToolResult):
@@ -383,7 +410,7 @@ def train_restart(args: RestartInput, ctx: Context) -> RestartResult:
                                   "checkpoints left; `rlpilot train launch` starts a new one")
     if not args.yes:
         return RestartResult(run=args.run, status=run["status"], restarted=False, summary=summary,
-                             next="confirm with --yes to restart")
+                             next=not_confirmed("restart it"))
     status = hosted.restart(args.run, ctx)
     return RestartResult(run=args.run, status=status, restarted=True, summary=summary,
                          next=f"follow it: `rlpilot train watch {args.run}`")

@@ -18,7 +18,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from tools.evals.run import EvalRunInput, EvalRunResult, eval_run
-from tools.framework.contract import Arg, Context, ToolResult
+from tools.framework.contract import Arg, Confirmation, Context, ToolResult, not_confirmed
 from tools.framework.errors import ToolError
 from tools.framework.workspace import rlpilot_home, search_path, workspace_interpreter
 from tools.io import files, process
@@ -42,18 +42,23 @@ class CheckpointEvalInput(BaseModel):
     upload: Annotated[bool, Arg(user_decision=True),
                       Field(description="Upload the eval results (vf-eval's default); --no-upload only when "
                                         "the user asked.")] = True
+    yes: Annotated[Confirmation, Field(description="Serve and evaluate (the user confirmed).")] = False
 
 
 class CheckpointEvalResult(ToolResult):
     checkpoint: str
     server: list[str] = Field(description="The command that served the checkpoint.")
     base_url: str
-    ready_seconds: float
-    server_log: str
+    ready_seconds: float | None = None
+    server_log: str | None = None
     still_running: list[int] = Field(default_factory=list, description="Server processes that would not stop.")
-    eval: EvalRunResult
+    eval: EvalRunResult | None = Field(None, description="None for the plan shown before the user's yes.")
+    plan: str | None = Field(None, description="What a yes would run, where nothing was done yet.")
+    next: str | None = None
 
     def render(self) -> str:
+        if self.eval is None:
+            return f"{self.plan}\nnext: {self.next}"
         lines = [f"served {self.checkpoint} at {self.base_url} (ready in {self.ready_seconds:.0f} s)",
                  self.eval.render()]
         if self.still_running:
@@ -61,7 +66,7 @@ class CheckpointEvalResult(ToolResult):
         return "\n".join(lines)
 
     def exit_code(self) -> int:
-        return 1 if self.still_running else self.eval.exit_code()
+        return 1 if self.still_running or self.eval is None else self.eval.exit_code()
 
 
 def free_port() -> int:
@@ -86,10 +91,16 @@ def train_eval(args: CheckpointEvalInput, ctx: Context) -> CheckpointEvalResult:
     port = free_port()
     argv = server_argv(args.checkpoint, port, stack.uv.path if stack.uv else None, process.which("vllm", environ),
                        stack.prime_rl is not None)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    if not args.yes:  # a server starts and the eval's results may be uploaded: only the person says yes
+        upload = ", uploading its results" if args.upload else ""
+        return CheckpointEvalResult(
+            checkpoint=args.checkpoint, server=argv, base_url=base_url, next=not_confirmed("serve and evaluate it"),
+            plan=f"would serve {args.checkpoint} with `{' '.join(argv)}` at {base_url}, smoke-eval it on "
+                 f"{args.env} ({args.num_examples} examples x {args.rollouts} rollouts{upload}), then stop the server")
     cwd = Path(stack.prime_rl.path) if stack.prime_rl and argv[1:3] == ["run", "inference"] else ctx.workspace
     folder = rlpilot_home(ctx.workspace) / "serve" / f"serve-{uuid.uuid4().hex[:8]}"
     files.make_dirs(folder, private=True)
-    base_url = f"http://127.0.0.1:{port}/v1"
     started = time.monotonic()
     pid = local.spawn(argv, cwd, folder, folder.name)
     try:

@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from tools.configs.rules.targets import no_slurm_table
-from tools.framework.contract import Context
+from tools.framework.contract import Context, not_confirmed
 from tools.framework.errors import BadInput, ToolError
 from tools.framework.findings import Finding
 from tools.io import files, process
@@ -83,7 +83,7 @@ def launch_slurm(args: LaunchInput, ctx: Context) -> LaunchResult:
         return LaunchResult(launched=False, plan=plan, problems=problems,
                             next="fix the errors, then run the same command again")
     if not args.yes:
-        return LaunchResult(launched=False, plan=plan, problems=problems, next="confirm with --yes to submit")
+        return LaunchResult(launched=False, plan=plan, problems=problems, next=not_confirmed("submit it"))
     assert checkout is not None and uv is not None and uv.path and request is not None
     record = _submit(plan.snapshot or plan.config, request, uv.path, Path(checkout.path), ctx, data)
     record.summary = plan.model_dump()

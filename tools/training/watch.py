@@ -52,7 +52,7 @@ from tools.io import files
 from tools.training import hosted, local, records, slurm
 from tools.training.episodes import LEGACY_TRACES, STREAM
 from tools.training.rollouts import TrainingFinding, hacking_evidence, read_samples
-from tools.training.runs import RunInput, StopResult, train_stop
+from tools.training.runs import StopInput, StopResult, train_stop
 from tools.training.spend import Spend, spend_from
 
 _EVERY = re.compile(r"(\d+(?:\.\d+)?)\s*(s|m|h)?")
@@ -571,7 +571,7 @@ def train_watch(args: WatchInput, ctx: Context) -> WatchResult:
     if reason:
         question = StopQuestion(prompt=f"Stop run {args.run}?", detail=reason)
         if args.yes:
-            stopped = train_stop(RunInput(run=args.run), ctx)
+            stopped = train_stop(StopInput(run=args.run, yes=True), ctx)  # the user's yes, given ahead
     return WatchResult(
         run=args.run, target=watcher.source.target, source=watcher.source.source, checks=watcher.polls,
         status=snapshot.status, ended=not snapshot.running, last_step=watcher.last_step, findings=events,
