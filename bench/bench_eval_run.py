@@ -39,7 +39,7 @@ def eval_run(workspace: Path, venv: Path, base_url: str, examples: int) -> tuple
     env = {**command_env(), "VIRTUAL_ENV": str(venv)}
     for name in ("UV_PROJECT_ENVIRONMENT", "RLPILOT_HOME"):
         env.pop(name, None)
-    argv = [str(RLPILOT), "eval", "run", "tiny-arith", "-m", "stub-model", "--base-url", base_url,
+    argv = [str(RLPILOT), "eval", "run", "--yes", "tiny-arith", "-m", "stub-model", "--base-url", base_url,
             "--api-key-var", "STUB_API_KEY", "-n", str(examples), "-r", str(ROLLOUTS), "--no-upload", "--json"]
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=workspace, env=env, capture_output=True, text=True, timeout=600)

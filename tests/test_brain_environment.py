@@ -144,7 +144,7 @@ def test_rlpilots_own_eval_run_plays_it_with_its_own_harness(brain_venv, tmp_pat
     with ScriptedOpenAIServer(policy(ORACLE)) as server:
         env = prime_env(tmp_path / "home", RLPILOT_HOME=str(tmp_path / "state"), VIRTUAL_ENV=str(brain_venv),
                         STUB_API_KEY="stub")
-        done = rlpilot("eval", "run", "rlpilot-brain", "-m", "stub-model", "--base-url", server.base_url,
+        done = rlpilot("eval", "run", "--yes", "rlpilot-brain", "-m", "stub-model", "--base-url", server.base_url,
                        "--api-key-var", "STUB_API_KEY", "-n", "1", "-r", "1", "--no-upload", "--json",
                        cwd=tmp_path, env=env)
     result = json.loads(done.stdout)

@@ -83,7 +83,7 @@ def test_an_eval_of_a_two_role_environment_runs_with_its_roles_flags(pair_venv, 
         args = EvalRunInput(env="pair-arith", model="stub-model", base_url=server.base_url, api_key_var="NO_KEY",
                             num_examples=1, rollouts=1, upload=False)
         preview = eval_plan(args, ctx)
-        result = eval_run(args, ctx)
+        result = eval_run(args.model_copy(update={"yes": True}), ctx)
     assert "roles: alice, bob (the AgentConfig fields of PairArithEnvConfig)" in preview.render()
     assert "--env.alice.harness.id" in preview.command and "--env.agent.harness.id" not in preview.command
     assert result.ok and result.summary.errored == 0, result.render()

@@ -143,7 +143,7 @@ def test_eval_run_smoke_evaluates_a_v0_environment_with_its_own_vf_eval(workspac
 
     env = _offline(prime_env(tmp_path / "home"), tmp_path) | {"STUB_API_KEY": "x"}
     with ScriptedOpenAIServer(answer) as server:
-        ran = rlpilot("eval", "run", "tiny-v0-sum", "-m", "stub-model", "--base-url", server.base_url,
+        ran = rlpilot("eval", "run", "--yes", "tiny-v0-sum", "-m", "stub-model", "--base-url", server.base_url,
                       "--api-key-var", "STUB_API_KEY", "-n", "3", "-r", "2", "--no-upload", "--json",
                       cwd=folder, env=env, timeout=900)
     _skip_without_cached_verifiers(ran)

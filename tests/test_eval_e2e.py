@@ -32,7 +32,7 @@ def workspace(tmp_path_factory, tmp_path, monkeypatch):
 def test_vf_eval_run_is_summarized_with_exactly_the_scripted_rewards(workspace):
     events: list[dict] = []
     with ScriptedOpenAIServer(arithmetic_script()) as server:
-        result = eval_run(EvalRunInput(env="tiny-arith", model="stub-model", base_url=server.base_url,
+        result = eval_run(EvalRunInput(yes=True, env="tiny-arith", model="stub-model", base_url=server.base_url,
                                        api_key_var="STUB_API_KEY", num_examples=4, rollouts=2, upload=False),
                           Context(workspace=workspace, emit=events.append))
     assert result.ok and result.form == "vf-eval", result.problem
@@ -75,7 +75,7 @@ def test_continuous_rewards_come_out_as_the_script_implies(workspace):
         return " ".join(answer)
 
     with ScriptedOpenAIServer(reply) as server:
-        result = eval_run(EvalRunInput(env="reverse-words", model="stub-model", base_url=server.base_url,
+        result = eval_run(EvalRunInput(yes=True, env="reverse-words", model="stub-model", base_url=server.base_url,
                                        api_key_var="STUB_API_KEY", num_examples=3, rollouts=2, upload=False),
                           Context(workspace=workspace))
     s = result.summary
@@ -91,7 +91,7 @@ def test_a_run_where_every_rollout_errors_fails_on_the_cli(workspace):
         raise RuntimeError("model crashed")
 
     with ScriptedOpenAIServer(broken) as server:
-        done = rlpilot("eval", "run", "tiny-arith", "-m", "stub-model", "--base-url", server.base_url,
+        done = rlpilot("eval", "run", "--yes", "tiny-arith", "-m", "stub-model", "--base-url", server.base_url,
                        "--api-key-var", "STUB_API_KEY", "-n", "1", "-r", "1", "--no-upload", "--json", cwd=workspace)
     # vf-eval itself exits 0 here; the results say otherwise.
     assert done.returncode == 1, done.stderr
@@ -104,7 +104,7 @@ def test_a_run_where_every_rollout_errors_fails_on_the_cli(workspace):
 def test_the_cli_says_how_long_vf_eval_took_and_how_long_rlpilot_took_around_it(workspace):
     with ScriptedOpenAIServer(lambda request: "42") as server:
         started = time.monotonic()
-        done = rlpilot("eval", "run", "tiny-arith", "-m", "stub-model", "--base-url", server.base_url,
+        done = rlpilot("eval", "run", "--yes", "tiny-arith", "-m", "stub-model", "--base-url", server.base_url,
                        "--api-key-var", "STUB_API_KEY", "-n", "2", "-r", "1", "--no-upload", "--json", cwd=workspace)
         took = time.monotonic() - started
     assert done.returncode == 0, done.stderr
@@ -127,11 +127,11 @@ def test_an_unreachable_endpoint_or_a_missing_key_stops_before_the_run(workspace
         sock.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"  # bound, never listening
         with pytest.raises(BadInput) as unreachable:
-            eval_run(EvalRunInput(env="tiny-arith", model="m", base_url=closed), Context(workspace=workspace))
+            eval_run(EvalRunInput(yes=True, env="tiny-arith", model="m", base_url=closed), Context(workspace=workspace))
     assert unreachable.value.code == "endpoint-unreachable" and closed in unreachable.value.message
     # A remote URL needs its key: refused before any connection is tried.
     with pytest.raises(BadInput) as no_key:
-        eval_run(EvalRunInput(env="tiny-arith", model="m", base_url="https://models.example.invalid/v1",
+        eval_run(EvalRunInput(yes=True, env="tiny-arith", model="m", base_url="https://models.example.invalid/v1",
                               api_key_var="STUB_API_KEY"), Context(workspace=workspace))
     assert no_key.value.code == "missing-api-key" and "export STUB_API_KEY" in no_key.value.hint
     assert not (workspace / "outputs").exists()

@@ -61,7 +61,7 @@ def test_a_hosted_eval_reports_its_id_link_and_the_platforms_samples(tmp_path, m
     metadata.write_text(json.dumps({"owner": "tester", "name": "tiny-arith", "version": "0.1.0"}))
     with HostedEvalAPI(samples) as api:
         use_env(monkeypatch, prime_env(tmp_path / "home", api))
-        result = eval_run(EvalRunInput(env="tiny-arith", model="openai/gpt-4.1-mini", num_examples=4,
+        result = eval_run(EvalRunInput(yes=True, env="tiny-arith", model="openai/gpt-4.1-mini", num_examples=4,
                                        rollouts=2, hosted=True), Context(workspace=tmp_path))
     [created] = api.created
     assert created["environment_ids"] == ["env-tester-tiny-arith"]
@@ -82,12 +82,13 @@ def test_a_failed_hosted_eval_names_the_evaluation(tmp_path, monkeypatch):
     with HostedEvalAPI([], status="FAILED") as api:
         use_env(monkeypatch, prime_env(tmp_path / "home", api))
         with pytest.raises(ToolError) as failed:
-            eval_run(EvalRunInput(env="tester/tiny-arith", model="m", hosted=True), Context(workspace=tmp_path))
+            eval_run(EvalRunInput(yes=True, env="tester/tiny-arith", model="m", hosted=True),
+                     Context(workspace=tmp_path))
     assert failed.value.code == "eval-failed" and "evaluation eval-" in failed.value.message
 
 
 def test_an_unpublished_local_environment_cannot_run_hosted(tmp_path):
     (tmp_path / "environments" / "tiny_arith").mkdir(parents=True)
     with pytest.raises(BadInput) as refused:
-        eval_run(EvalRunInput(env="tiny-arith", model="m", hosted=True), Context(workspace=tmp_path))
+        eval_run(EvalRunInput(yes=True, env="tiny-arith", model="m", hosted=True), Context(workspace=tmp_path))
     assert refused.value.code == "env-not-published" and "rlpilot env push tiny-arith" in refused.value.hint

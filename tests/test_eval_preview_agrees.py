@@ -20,7 +20,7 @@ def test_the_preview_names_the_run_the_eval_writes_and_no_key_for_a_local_server
         args = EvalRunInput(env="tiny-arith", model="stub-model", base_url=server.base_url, num_examples=2,
                             rollouts=1, upload=False)
         preview = eval_plan(args, ctx)
-        ran = eval_run(args.model_copy(update={"binding": preview.binding()}), ctx)
+        ran = eval_run(args.model_copy(update={"binding": preview.binding(), "yes": True}), ctx)
     assert preview.api_key_var is None and "with no key" in preview.render()
     shown = preview.command[preview.command.index("--run.name") + 1]
     assert shown == "tiny-arith--stub-model--<started-at>"

@@ -116,7 +116,7 @@ def test_eval_run_goes_through_uv_run_eval_in_the_checkout_and_reads_its_trace_s
     assert {c["name"]: c["via"] for c in stack["capabilities"]}["local-eval"].startswith("uv run eval ENV in ")
 
     with ScriptedOpenAIServer(wrong_on_the_first_example) as server:
-        done = rlpilot("eval", "run", "tiny-arith", "-m", "stub-model", "--base-url", server.base_url,
+        done = rlpilot("eval", "run", "--yes", "tiny-arith", "-m", "stub-model", "--base-url", server.base_url,
                        "--api-key-var", "STUB_API_KEY", "-n", "3", "-r", "2", "--no-upload", "--json",
                        cwd=workspace, env=env)
     assert done.returncode == 0, done.stderr
@@ -138,7 +138,7 @@ def test_eval_run_goes_through_uv_run_eval_in_the_checkout_and_reads_its_trace_s
     assert again["rollouts"] == 6 and again["reward"]["mean"] == pytest.approx(4 / 6)
 
     # Now the checkout has an environment (`uv run` made it), and the eval's import is checked there.
-    refused = rlpilot("eval", "run", "tiny-arith", "-m", "stub-model", "--base-url", "http://127.0.0.1:9/v1",
+    refused = rlpilot("eval", "run", "--yes", "tiny-arith", "-m", "stub-model", "--base-url", "http://127.0.0.1:9/v1",
                       "--no-upload", "--json", cwd=workspace, env=env)
     assert refused.returncode == 2 and "prime-rl checkout's environment" in refused.stderr
     assert str(checkout / ".venv" / "bin" / "python") in refused.stderr

@@ -119,20 +119,20 @@ def test_hosted_builds_a_prime_command_that_prime_itself_accepts(stack, offline)
                              "--eval-name", NAME, "--plain"]
     # The real prime 0.18 parses the whole argv first and only then finds no login: our flags are its flags.
     with pytest.raises(ToolError) as refused:
-        eval_run(EvalRunInput(env="me/tiny-arith", model="openai/gpt-4.1-mini", hosted=True),
+        eval_run(EvalRunInput(yes=True, env="me/tiny-arith", model="openai/gpt-4.1-mini", hosted=True),
                  Context(workspace=offline))
     assert refused.value.code == "not-logged-in"
 
 
 def test_hosted_cannot_skip_the_upload(offline):
     with pytest.raises(BadInput) as refused:
-        eval_run(EvalRunInput(env="me/x", model="m", hosted=True, upload=False), Context(workspace=offline))
+        eval_run(EvalRunInput(yes=True, env="me/x", model="m", hosted=True, upload=False), Context(workspace=offline))
     assert refused.value.code == "hosted-always-uploads"
 
 
 def test_a_model_or_an_endpoint_is_required(offline):
     with pytest.raises(BadInput) as refused:
-        eval_run(EvalRunInput(env="tiny-arith"), Context(workspace=offline))
+        eval_run(EvalRunInput(yes=True, env="tiny-arith"), Context(workspace=offline))
     assert refused.value.code == "no-model" and "--endpoint" in refused.value.hint
 
 
@@ -144,7 +144,7 @@ def test_a_missing_environment_names_the_install_command(tmp_path_factory, monke
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))  # no ~/.prime login
     monkeypatch.delenv("PRIME_API_KEY", raising=False)
     with pytest.raises(BadInput) as refused:
-        eval_run(EvalRunInput(env="haiku-env", model="m", base_url="http://127.0.0.1:9/v1"),
+        eval_run(EvalRunInput(yes=True, env="haiku-env", model="m", base_url="http://127.0.0.1:9/v1"),
                  Context(workspace=workspace))
     assert refused.value.code == "env-not-installed"
     assert "`rlpilot env install haiku-env`" in refused.value.hint
@@ -160,7 +160,7 @@ def test_without_a_workspace_venv_the_hint_makes_one_and_never_installs_into_rlp
     monkeypatch.delenv("UV_PROJECT_ENVIRONMENT", raising=False)
     ctx = Context(workspace=offline)
     with pytest.raises(BadInput) as refused:
-        eval_run(EvalRunInput(env="tiny-arith", model="m", base_url="http://127.0.0.1:9/v1"), ctx)
+        eval_run(EvalRunInput(yes=True, env="tiny-arith", model="m", base_url="http://127.0.0.1:9/v1"), ctx)
     assert refused.value.code == "env-not-installed" and "rlpilot's own Python" in str(refused.value)
     assert re.findall(r"`([^`]*)`", refused.value.hint) == ["rlpilot env install tiny-arith --create-venv"]
     # What the hint names is what `env install` takes here, into a new workspace .venv; without the flag it refuses.
@@ -311,7 +311,7 @@ def test_the_preview_says_which_harness_plays_and_an_environments_own_is_not_ove
 
 def test_a_verifiers_v0_environment_that_vf_eval_0_4_cannot_load_is_named_as_such(in_harness_workspace):
     with ScriptedOpenAIServer(lambda request: "42") as server, pytest.raises(ToolError) as failed:
-        eval_run(EvalRunInput(env="legacy-sum", model="stub-model", base_url=server.base_url, num_examples=1,
+        eval_run(EvalRunInput(yes=True, env="legacy-sum", model="stub-model", base_url=server.base_url, num_examples=1,
                               rollouts=1, upload=False), Context(workspace=in_harness_workspace))
     assert failed.value.code == "env-is-v0", failed.value
     assert "verifiers v0 environment" in failed.value.message
@@ -336,8 +336,22 @@ def test_an_eval_says_where_its_results_go_before_it_runs(in_harness_workspace):
                             rollouts=1, timeout_minutes=0.001)
         preview, kept = eval_plan(args, ctx), eval_plan(args.model_copy(update={"upload": False}), ctx)
         with pytest.raises(ToolError):
-            eval_run(args, ctx)
+            eval_run(args.model_copy(update={"yes": True}), ctx)
     said = "results uploaded to your Prime account's evaluations (https://app.primeintellect.ai/dashboard/evaluations)"
     assert said in preview.render()
     assert events[0] == {"type": "log", "line": preview.where_results_go()} and said in events[0]["line"]
     assert "results kept here (not uploaded)" in kept.render()
+
+
+def test_eval_run_without_yes_says_its_plan_and_runs_nothing(in_harness_workspace):
+    """Its catalog entry confirms (the key goes to the endpoint, the calls may cost, the results may be uploaded):
+    on the command line it runs only on --yes, like train launch and env install."""
+    with ScriptedOpenAIServer(lambda request: "42") as server:
+        planned = subprocess.run([str(REPO / ".venv" / "bin" / "rlpilot"), "eval", "run", "tiny-arith", "-m",
+                                  "stub-model", "--base-url", server.base_url, "-n", "1", "-r", "1"],
+                                 cwd=in_harness_workspace, capture_output=True, text=True, timeout=120)
+    assert planned.returncode == 1 and not server.requests, planned.stderr
+    shown = planned.stdout.splitlines()
+    assert shown[0].startswith(f"eval tiny-arith with stub-model against {server.base_url}")
+    assert shown[-1] == "next: nothing was done: run it again with --yes to run the eval"
+    assert not (in_harness_workspace / "outputs").exists()

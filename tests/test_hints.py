@@ -144,7 +144,11 @@ def test_the_next_step_after_an_install_runs_as_printed(tmp_path):
         (workspace / "configs" / "endpoints.toml").write_text(
             f'[[endpoint]]\nendpoint_id = "{alias}"\nmodel = "stub-model"\nurl = "{server.base_url}"\n'
             'key = "OPENAI_API_KEY"\n')
-        ran = subprocess.run([RLPILOT, *shlex.split(printed)[1:], "--json"], cwd=workspace, env=env,
+        planned = subprocess.run([RLPILOT, *shlex.split(printed)[1:]], cwd=workspace, env=env,
+                                 capture_output=True, text=True, timeout=600)
+        assert planned.returncode == 1 and not server.requests, planned.stderr  # as printed: its plan, nothing run
+        assert planned.stdout.splitlines()[-1] == "next: nothing was done: run it again with --yes to run the eval"
+        ran = subprocess.run([RLPILOT, *shlex.split(printed)[1:], "--yes", "--json"], cwd=workspace, env=env,
                              capture_output=True, text=True, timeout=600)
     assert ran.returncode in (0, 1), ran.stderr  # it ran; the reward says how the stub model did
     result = json.loads(ran.stdout)

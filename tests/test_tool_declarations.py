@@ -130,10 +130,7 @@ def test_a_tool_confirms_in_its_catalog_entry_exactly_when_its_input_takes_the_p
         info = load(entry).input_model.model_fields.get("yes")
         return info is not None and arg_of(info).confirms and arg_of(info).user_decision
 
-    # eval_run: `eval run --yes` reaches some thirty calls in the eval tests (vf-eval end to end among them); it is
-    # the next step, and until then its command line still acts at once.
-    pending = {"eval_run"}
-    unasked = [entry.name for entry in CATALOG if entry.confirms and not takes_yes(entry) and entry.name not in pending]
+    unasked = [entry.name for entry in CATALOG if entry.confirms and not takes_yes(entry)]
     undeclared = [entry.name for entry in CATALOG if takes_yes(entry) and not entry.confirms]
     assert unasked == [], f"their catalog entry confirms, but the command line acts without --yes: {unasked}"
     assert undeclared == [], f"they take --yes, but their catalog entry does not confirm: {undeclared}"

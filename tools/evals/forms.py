@@ -27,7 +27,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from tools.evals.results import LEGACY_RESULTS, STREAM_DIR, TRACES_FILE, stream_chunks
-from tools.framework.contract import Arg, Context
+from tools.framework.contract import Arg, Confirmation, Context
 from tools.framework.eras import Dialect, prime_cli_is_native, version_tuple
 from tools.framework.errors import BadInput
 from tools.framework.workspace import rlpilot_home
@@ -81,6 +81,7 @@ class EvalRunInput(BaseModel):
                                Field(gt=0, description="Stop the eval after this long.")] = 30
     binding: Annotated[str | None, Arg(cli_only=True),
                        Field(description="The plan the user confirmed (its hash); a different plan is refused.")] = None
+    yes: Annotated[Confirmation, Field(description="Run the eval (the user confirmed the plan).")] = False
 
 
 @dataclass

@@ -19,7 +19,7 @@ from tools.evals.forms import OUTPUT_DIR, EvalRunInput, Form, Plan
 from tools.evals.plan import EVALUATIONS_URL, EvalPlan, prepare
 from tools.evals.results import LEGACY_METADATA, LEGACY_RESULTS, locate, read_run
 from tools.evals.summarize import EvalSummary, summarize_run
-from tools.framework.contract import Context, ToolResult
+from tools.framework.contract import Context, ToolResult, not_confirmed
 from tools.framework.errors import BadInput, ToolError
 from tools.framework.timing import Stopwatch, TimingSplit
 from tools.io import files, process
@@ -49,8 +49,12 @@ class EvalRunResult(ToolResult):
     problem: str | None = None
     hint: str | None = Field(None, description="What to do about the problem.")
     summary: EvalSummary | None = None
+    plan: EvalPlan | None = Field(None, description="What a yes would run, where nothing was run yet.")
+    next: str | None = None
 
     def render(self) -> str:
+        if self.plan is not None:
+            return f"{self.plan.render()}\nnext: {self.next}"
         lines = [f"ran        {' '.join(self.command)}",
                  f"took       {self.timing.seconds:.0f} s: {self.timing.render()}"]
         lines += [f"results    {self.run_dir}"] if self.run_dir else []
@@ -71,6 +75,11 @@ def eval_plan(args: EvalRunInput, ctx: Context) -> EvalPlan:
 
 def eval_run(args: EvalRunInput, ctx: Context) -> EvalRunResult:
     clock = Stopwatch(ctx.started)
+    if not args.yes:  # the key goes to the endpoint, the calls may cost, the results may leave: the person says yes
+        plan = eval_plan(args, ctx)
+        return EvalRunResult(form=plan.form, command=plan.command, env=plan.env, model=plan.model,
+                             base_url=plan.base_url, upload=plan.upload, timing=clock.split(), ok=False, plan=plan,
+                             next=not_confirmed("run the eval"))
     with clock.part("checking the plan"):
         prepared = prepare(args, ctx)
         if args.binding and args.binding != prepared.preview().binding():

@@ -107,7 +107,8 @@ def train_eval(args: CheckpointEvalInput, ctx: Context) -> CheckpointEvalResult:
         _wait_ready(base_url, pid, folder / "output.log", started + args.ready_minutes * 60, ctx)
         ready = time.monotonic() - started
         result = eval_run(EvalRunInput(env=args.env, model=args.checkpoint, base_url=base_url,
-                                       num_examples=args.num_examples, rollouts=args.rollouts, upload=args.upload),
+                                       num_examples=args.num_examples, rollouts=args.rollouts, upload=args.upload,
+                                       yes=True),  # the person's yes to train eval covers its eval
                           ctx)
     finally:
         left = local.stop_group(pid)
