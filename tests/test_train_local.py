@@ -16,6 +16,7 @@ from ops_support import prime_env, rlpilot, use_env
 
 from tools.framework.contract import Context
 from tools.framework.errors import BadInput
+from tools.framework.workspace import rlpilot_home
 from tools.training import local, records
 from tools.training.launch import LaunchInput, train_launch
 from tools.training.runs import PauseInput, RunInput, train_checkpoints, train_pause, train_status
@@ -207,3 +208,15 @@ def test_a_checkpoint_is_served_evaluated_and_stopped(machine, monkeypatch, tmp_
     assert result.eval.ok and result.eval.model == "outputs/step_40"
     assert result.eval.summary.rollouts == 6 and result.eval.summary.reward.mean == 1.0
     assert "127.0.0.1" in result.base_url
+
+
+def test_train_eval_without_yes_says_its_plan_and_serves_nothing(machine, monkeypatch):
+    """Its catalog entry confirms: without the person's yes no server starts and no eval runs."""
+    workspace, _, environment = machine
+    use_env(monkeypatch, environment(gpus=2))
+    plan = train_eval(CheckpointEvalInput(checkpoint="outputs/step_40", env="tiny-arith"), Context(workspace=workspace))
+    assert plan.eval is None and plan.exit_code() == 1 and plan.server[1:3] == ["run", "inference"]
+    assert plan.render().splitlines() == [plan.plan, "next: nothing was done: run it again with --yes to serve and "
+                                                     "evaluate it"]
+    assert plan.plan.startswith("would serve outputs/step_40 with `") and "then stop the server" in plan.plan
+    assert not (rlpilot_home(workspace) / "serve").exists()
