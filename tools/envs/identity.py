@@ -277,27 +277,30 @@ def _closure(files: dict[str, Path], module: str, folder: Path | None,
             targets = _resolve(files, name)
             left_out = _left_out(targets, name, folder)
             if left_out is not None and not guarded:
-                blockers.append(Finding(
-                    code=NOT_PACKAGED, severity="error", file=str(current), line=line,
-                    message=f"imports `{name}`, whose {_shown(left_out, folder)} is in the folder but not in what "
-                            "the build backend packages: installed, the import fails",
-                    fix=f"make the backend package {_shown(left_out, folder)} too (for setuptools, list the "
-                        "subpackage in packages, or include `NAME*` in packages.find)"))
+                blockers.append(_not_packaged(
+                    current, line, f"imports `{name}`, whose {_shown(left_out, folder)} is in the folder",
+                    _shown(left_out, folder),
+                    "for setuptools, list the subpackage in packages, or include `NAME*` in packages.find"))
             if not targets:
                 beside = _beside(folder, name) if folder is not None else None
                 if beside is not None and not guarded and name.split(".")[0] not in _top_level(files):
-                    blockers.append(Finding(
-                        code=NOT_PACKAGED, severity="error", file=str(current), line=line,
-                        message=f"imports `{name}`, which is in the folder ({_shown(beside, folder)}) but not in "
-                                "what the build backend packages: installed, the import fails",
-                        fix=f"make the backend package {_shown(beside, folder)} too (for hatchling, list it in "
-                            "[tool.hatch.build] include or the wheel's packages)"))
+                    blockers.append(_not_packaged(
+                        current, line, f"imports `{name}`, which is in the folder ({_shown(beside, folder)})",
+                        _shown(beside, folder),
+                        "for hatchling, list it in [tool.hatch.build] include or the wheel's packages"))
                 continue
             for target in targets:
                 if target not in order:
                     order.append(target)
                     queue.append(target)
     return order, blockers
+
+
+def _not_packaged(module: Path, line: int, what: str, shown: str, how: str) -> Finding:
+    """An import of something in the folder that the build backend leaves out of what it packages."""
+    return Finding(code=NOT_PACKAGED, severity="error", file=str(module), line=line,
+                   message=f"{what} but not in what the build backend packages: installed, the import fails",
+                   fix=f"make the backend package {shown} too ({how})")
 
 
 def _imports(tree: ast.Module, wheel_path: str) -> list[tuple[str, int, bool]]:
