@@ -274,6 +274,9 @@ def test_a_claim_hidden_by_quotes_or_invisible_characters_is_still_a_claim(tmp_p
     ("```\nI launched run r-4242.\n```\n~~~text\nPushed tester/echo-env, reward 0.93\n~~~\nCheck the config.", []),
     ("````md\n```\nI launched run r-4242.\n```\nreward 0.93\n````", []),  # a fence inside a longer one
     ("```\nrlpilot train launch rl.toml\n```\nI launched run r-4242.", ["launched", "run id"]),
+    # a line of three backticks and more is a code span, not a fence (CommonMark): what follows is said
+    ("```rl.toml``` checked.\nI launched run r-4242.", ["launched", "run id"]),
+    ("``` ` ```\nI launched run r-4242.", ["launched", "run id"]),
 ])
 def test_what_a_code_fence_holds_is_shown_not_said(tmp_path, answer, kinds):
     claims = answer_check.check(answer, _record(tmp_path, LAUNCH_DECLINED, EVALUATED).tool_calls(ok_only=False))

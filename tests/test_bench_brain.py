@@ -429,3 +429,38 @@ def test_the_files_a_platform_names_are_bounded_together(tmp_path):
                                                     f'logs = {{{logs}}}\n')
     [scenario] = load_scenarios(folder)
     assert len(scenario.platform["run"][0]["logs"]["part2"]) == 1 << 20
+
+
+def test_a_platform_folder_that_is_a_link_out_of_the_pack_is_refused(tmp_path):
+    """`platform -> /etc` made /etc/passwd a run's log, served to the brain's model as the run's logs."""
+    from agent.bench.scenario import ScenarioError
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOKEN=hunter2\n")
+    folder = own_scenario(tmp_path, "linked", ONE_CHECK + '[platform]\n[[platform.run]]\nid = "r1"\n'
+                          'logs = {trainer = "secret.txt"}\n')
+    (folder / "linked" / "platform").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ScenarioError, match="run r1 names secret.txt: .* is outside"):
+        load_scenarios(folder)
+
+
+@pytest.mark.parametrize("line", ["[" * 100_000, '{"step": ' + "1" * 5_000 + "}"], ids=["deep", "long-number"])
+def test_a_metrics_line_too_deep_or_too_long_a_number_is_named_not_a_traceback(tmp_path, line):
+    """A RecursionError and a ValueError (int's 4,300 digits) came out of the loader as tracebacks."""
+    from agent.bench.scenario import ScenarioError
+
+    folder = own_scenario(tmp_path, "odd", ONE_CHECK + '[platform]\n[[platform.run]]\nid = "r1"\n'
+                          'metrics = "m.jsonl"\n')
+    (folder / "odd" / "platform").mkdir()
+    (folder / "odd" / "platform" / "m.jsonl").write_text('{"step": 1}\n' + line + "\n")
+    with pytest.raises(ScenarioError, match="run r1: m.jsonl line 2 is not JSON"):
+        load_scenarios(folder)
+
+
+@pytest.mark.parametrize("field", ["rows.²", "rows." + "9" * 5_000], ids=["superscript", "long-index"])
+def test_an_answer_quotes_field_of_odd_digits_is_no_value_not_a_traceback(field):
+    from agent.bench.scoring import judge
+
+    play = {"texts": ["1"], "calls": [{"name": "t", "arguments": {}, "result": {"rows": [1]}}], "questions": []}
+    assert judge({"kind": "answer_quotes", "tool": "t", "field": field}, play) == (False, f"t's result has no {field}")

@@ -245,7 +245,8 @@ def _load_platform(scenario: Scenario, table: dict[str, Any]) -> dict[str, Any]:
         """A file of the pack's platform folder: `../x`, an absolute path or a link out of it is refused, and
         so is one past what is left of PLATFORM_BYTES."""
         nonlocal left
-        try:
+        try:  # the folder itself a link (`platform -> /`) would make any file one of it
+            files.inside(scenario.platform_files, scenario.folder)
             data = files.read_bytes_bounded(scenario.platform_files / name, left, root=scenario.platform_files)
         except BadInput as error:
             why = (f", which is not in {scenario.platform_files}" if error.code == "no-such-file" else
@@ -263,9 +264,10 @@ def _load_platform(scenario: Scenario, table: dict[str, Any]) -> dict[str, Any]:
                 continue
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError as error:
+            except (ValueError, RecursionError) as error:  # also too deep, or an integer of too many digits
+                why = error.msg if isinstance(error, json.JSONDecodeError) else str(error).split(":")[0]
                 raise ScenarioError(f"{where} run {run['id']}: {run['metrics']} line {number} is not JSON "
-                                    f"({error.msg})") from None
+                                    f"({why})") from None
             if not isinstance(row, dict):
                 raise ScenarioError(f"{where} run {run['id']}: {run['metrics']} line {number} is not an "
                                     "object (one JSON object per step)")

@@ -29,7 +29,8 @@ def _dig(data: Any, dotted: str) -> Any:
     for part in dotted.split("."):
         if isinstance(data, dict):
             data = data.get(part)
-        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
+        elif isinstance(data, list) and part.isascii() and part.isdigit() and len(part) < 19 and int(part) < len(data):
+            # an index in ASCII digits, short enough for int() (`²` and a 5,000-digit index raised ValueError)
             data = data[int(part)]
         else:
             return None

@@ -76,7 +76,9 @@ def units(answer: str) -> list[Unit]:
             index += 1
             continue
         opening = re.match(r"`{3,}|~{3,}", stripped)
-        if opening:
+        # a backtick fence's info string holds no backtick (CommonMark): "```x``` I launched it" is a code span
+        # in a paragraph, not a fence hiding every line after it
+        if opening and not (opening.group(0)[0] == "`" and "`" in stripped[opening.end():]):
             fence = opening.group(0)
             index += 1
             continue
